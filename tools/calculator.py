@@ -100,7 +100,9 @@ def _eval(node: ast.AST) -> int | float:
         name = node.func.id if isinstance(node.func, ast.Name) else None
         if name not in _FUNCTIONS or node.keywords:
             shown = name or ast.unparse(node.func)
-            raise CalculatorError(f"function '{shown}' is not allowed (allowed: {_allowed_names()})")
+            raise CalculatorError(
+                f"function '{shown}' is not allowed (allowed: {_allowed_names()})"
+            )
         try:
             return _FUNCTIONS[name](*(_eval(arg) for arg in node.args))
         except (TypeError, ValueError) as exc:
