@@ -1,0 +1,157 @@
+"""The chat model for a run, and model failures turned into one sentence a person can act on.
+
+The model is resolved per run from the context, so importing the graph needs no key and no
+network, and a bad key surfaces as a clear run error. Clients are cached: building a
+`ChatOpenAI` (and its HTTP pools) for every step would cost more than the step itself.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from functools import lru_cache
+
+from langchain_core.language_models import BaseChatModel
+
+from graph.context import AgentContext, ConfigError
+
+NO_KEY_NEEDED = "not-needed"
+
+_TOOLS_UNSUPPORTED = re.compile(
+    r"(tool|function)[^.]{0,60}(not (be )?support|unsupported|not available|not enabled|"
+    r"not allowed|disabled|invalid)|(does not|doesn't|do not) support[^.]{0,40}(tool|function)|"
+    r"unrecognized[^.]{0,40}(tools|tool_choice)|extra[^.]{0,40}(tools|tool_choice)",
+    re.IGNORECASE,
+)
+
+
+class ModelUnavailable(RuntimeError):
+    """The model endpoint failed in a way retries did not fix; the message says what to check."""
+
+
+def resolve_model(ctx: AgentContext, env: Mapping[str, str] | None = None) -> BaseChatModel:
+    """The OpenAI-compatible chat model the context describes."""
+    env = os.environ if env is None else env
+    key = env.get(ctx.api_key_env, "").strip()
+    if not key and not ctx.base_url:
+        raise ConfigError(
+            f"No model endpoint is configured: set {ctx.api_key_env} for OpenAI, or "
+            "OPENAI_BASE_URL (plus its key, if it needs one) for another OpenAI-compatible "
+            "endpoint such as DashScope, DeepSeek, vLLM, Ollama or llama.cpp."
+        )
+    return _chat_openai(
+        ctx.model,
+        ctx.base_url,
+        key or NO_KEY_NEEDED,
+        ctx.temperature,
+        ctx.model_timeout,
+        ctx.max_retries,
+    )
+
+
+@lru_cache(maxsize=32)
+def _chat_openai(
+    model: str,
+    base_url: str | None,
+    api_key: str,
+    temperature: float | None,
+    timeout: float,
+    max_retries: int,
+) -> BaseChatModel:
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(
+        model=model,
+        base_url=base_url,
+        api_key=api_key,
+        temperature=temperature,
+        timeout=timeout,
+        max_retries=max_retries,
+        stream_usage=True,
+    )
+
+
+def endpoint_name(ctx: AgentContext) -> str:
+    return ctx.base_url or "https://api.openai.com/v1"
+
+
+def tools_unsupported(exc: BaseException) -> bool:
+    """True when the endpoint or model refused the request because of the tools in it."""
+    if isinstance(exc, NotImplementedError):
+        return True
+    status = getattr(exc, "status_code", None)
+    if status not in (400, 404, 422, 500, 501):
+        return False
+    return bool(_TOOLS_UNSUPPORTED.search(_message(exc)))
+
+
+def describe_failure(exc: BaseException, ctx: AgentContext, *, secret: str | None = None) -> str:
+    """One sentence: which endpoint, what happened, what to check. Never echoes the key."""
+    where = f"the model endpoint {endpoint_name(ctx)} (model {ctx.model!r})"
+    status = getattr(exc, "status_code", None)
+    name = type(exc).__name__
+    if isinstance(exc, ConfigError):
+        text = str(exc)
+    elif name in ("APITimeoutError",) or isinstance(exc, TimeoutError):
+        text = (
+            f"{where} did not answer within {ctx.model_timeout:g} s; check that it is up, or "
+            "raise REACT_AGENT_MODEL_TIMEOUT."
+        )
+    elif name == "APIConnectionError" or isinstance(exc, ConnectionError):
+        text = (
+            f"Could not reach {where}: {_short(_message(exc))}; check OPENAI_BASE_URL and that "
+            "the server is running."
+        )
+    elif status in (401, 403):
+        text = (
+            f"{where} rejected the API key (HTTP {status}); check {ctx.api_key_env} "
+            "(and that the key belongs to this endpoint)."
+        )
+    elif status == 404:
+        text = (
+            f"{where} answered HTTP 404 ({_short(_message(exc))}); check the model name "
+            "(REACT_AGENT_MODEL) and that OPENAI_BASE_URL ends where the API starts (often /v1)."
+        )
+    elif status == 429:
+        text = (
+            f"{where} kept answering HTTP 429 (rate limited or out of quota) after "
+            f"{ctx.max_retries} retries; wait and resume, or check the account's quota."
+        )
+    elif isinstance(status, int) and status >= 500:
+        text = (
+            f"{where} kept failing with HTTP {status} after {ctx.max_retries} retries "
+            f"({_short(_message(exc))}); resume the run once the endpoint is healthy."
+        )
+    elif isinstance(status, int):
+        text = f"{where} refused the request with HTTP {status}: {_short(_message(exc))}."
+    else:
+        text = f"The model call to {where} failed: {name}: {_short(_message(exc))}."
+    return _redact(text, secret)
+
+
+def error_message(exc: BaseException) -> str:
+    """The provider's own error text, shortened to one line."""
+    return _short(_message(exc))
+
+
+def _message(exc: BaseException) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            return inner["message"]
+        if isinstance(body.get("message"), str):
+            return body["message"]
+    return str(exc) or type(exc).__name__
+
+
+def _short(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _redact(text: str, secret: str | None) -> str:
+    if secret and len(secret) >= 4 and secret != NO_KEY_NEEDED:
+        text = text.replace(secret, "[redacted]")
+    return re.sub(r"\bsk-[A-Za-z0-9_\-*]{6,}", "sk-[redacted]", text)

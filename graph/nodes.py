@@ -1,0 +1,516 @@
+"""The four nodes of the loop: think, act, observe, finish.
+
+Each node reads the state and the run's context and returns a partial update. `think` and `act`
+do I/O and come in a sync and an async form that share everything but the call itself;
+`observe` and `finish` are plain bookkeeping.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.tools import BaseTool
+from langgraph.runtime import Runtime
+from langgraph.types import Overwrite
+
+from graph import models, prompts, protocols
+from graph.context import AgentContext, resolve_context
+from graph.state import ActInput, AgentState, PendingCall, Step, ToolResult, Usage
+from graph.tool_runner import run_tool_call
+
+# Supersteps a route needs after the current node to still end through `finish`.
+AFTER_THINK = 3  # act, observe, finish
+AFTER_OBSERVE = 4  # think, act, observe, finish
+WRAP_UP = 2  # think, finish
+
+TERMINAL = frozenset({"answered", "max_steps", "error"})
+T = TypeVar("T")
+
+
+@dataclass
+class Plan:
+    """What `think` settled before calling the model (or the update, when it need not call)."""
+
+    ctx: AgentContext | None
+    update: dict[str, Any] = field(default_factory=dict)
+    protocol: str = "native"
+    fell_back: bool = False
+    fallback_reason: str = ""
+    runnable: Runnable | None = None
+    messages: list[BaseMessage] = field(default_factory=list)
+    tools: Sequence[BaseTool] = ()
+    wrap_up: bool = False
+    done: bool = False  # the update is final: no model call
+
+
+class AgentNodes:
+    """The nodes, bound to what `build_graph` was given (a model, tools, setting overrides)."""
+
+    def __init__(
+        self,
+        model: BaseChatModel | None,
+        tools: Sequence[BaseTool] | None,
+        overrides: Mapping[str, Any],
+        load_tools: Callable[[list[str] | None], list[BaseTool]],
+    ) -> None:
+        self._model = model
+        self._fixed_tools = list(tools) if tools is not None else None
+        self._overrides = dict(overrides)
+        self._load_tools = load_tools
+        self._bound: dict[tuple[Any, ...], Runnable] = {}
+        self._prompts: dict[Any, str] = {}
+
+    # -- settings --------------------------------------------------------------------------
+    def context(self, runtime: Runtime[AgentContext] | None) -> AgentContext:
+        run_context = runtime.context if runtime is not None else None
+        return resolve_context(self._overrides, run_context)
+
+    def tools(self, ctx: AgentContext) -> list[BaseTool]:
+        if self._fixed_tools is not None:
+            return self._fixed_tools
+        return self._load_tools(ctx.tools)
+
+    def _bind(self, model: BaseChatModel, protocol: str, tools: Sequence[BaseTool]) -> Runnable:
+        key = (id(model), protocol, tuple(id(t) for t in tools))
+        bound = self._bound.get(key)
+        if bound is None:
+            bound = self._bound[key] = protocols.bind(model, protocol, tools)
+        return bound
+
+    # -- think -----------------------------------------------------------------------------
+    def _plan(
+        self, state: AgentState, runtime: Runtime[AgentContext], protocol: str | None = None
+    ) -> Plan:
+        reset = _run_reset(state)
+        view: Mapping[str, Any] = {**state, **reset}
+        try:
+            ctx = self.context(runtime)
+            tools = self.tools(ctx)
+            model = self._model or models.resolve_model(ctx)
+        except ValueError as exc:  # ConfigError, an unknown tool name
+            return Plan(None, {**reset, "decision": "error", "error": str(exc)}, done=True)
+        wrap_up = view.get("decision") == "wrap_up"
+        remaining = state.get("remaining_steps", 10**6)
+        if not wrap_up and remaining <= AFTER_THINK:
+            update = {**reset, "decision": "max_steps"}
+            if remaining > 1:
+                return Plan(ctx, update, done=True)  # finish still fits
+            final = final_update({**view, **update}, ctx)  # end here: nothing else fits
+            if isinstance(reset.get("steps"), Overwrite):
+                final["steps"] = Overwrite(final["steps"])
+            return Plan(ctx, {**update, **final, "decision": "stopped"}, done=True)
+        chosen = protocol or view.get("protocol") or ctx.protocol
+        fell_back = chosen == "text" and ctx.protocol == "auto"
+        if chosen == "auto":
+            chosen = "native"
+        offered = [] if wrap_up else tools
+        messages = protocols.request_messages(
+            chosen, view.get("messages", []), tools, ctx.system_prompt, self._prompts
+        )
+        if wrap_up:
+            messages.append(HumanMessage(content=_wrap_up_request(chosen, ctx.max_steps)))
+        update = dict(reset)
+        if fell_back or view.get("protocol") != chosen:
+            update["protocol"] = chosen
+        return Plan(
+            ctx,
+            update,
+            protocol=chosen,
+            fell_back=fell_back,
+            runnable=self._bind(model, chosen, offered),
+            messages=messages,
+            tools=tools,
+            wrap_up=wrap_up,
+        )
+
+    def think(
+        self, state: AgentState, config: RunnableConfig, runtime: Runtime[AgentContext]
+    ) -> dict[str, Any]:
+        plan = self._plan(state, runtime)
+        if plan.done:
+            return plan.update
+        try:
+            reply = plan.runnable.invoke(plan.messages, config)
+        except Exception as exc:
+            retry = self._fallback(plan, exc, state, runtime)
+            if retry is None:
+                return self._failed(plan, exc)
+            plan = retry
+            try:
+                reply = plan.runnable.invoke(plan.messages, config)
+            except Exception as exc2:
+                return self._failed(plan, exc2)
+        return self._decide(plan, reply, state, runtime)
+
+    async def athink(
+        self, state: AgentState, config: RunnableConfig, runtime: Runtime[AgentContext]
+    ) -> dict[str, Any]:
+        plan = self._plan(state, runtime)
+        if plan.done:
+            return plan.update
+        try:
+            reply = await plan.runnable.ainvoke(plan.messages, config)
+        except Exception as exc:
+            retry = self._fallback(plan, exc, state, runtime)
+            if retry is None:
+                return self._failed(plan, exc)
+            plan = retry
+            try:
+                reply = await plan.runnable.ainvoke(plan.messages, config)
+            except Exception as exc2:
+                return self._failed(plan, exc2)
+        return self._decide(plan, reply, state, runtime)
+
+    def _fallback(
+        self, plan: Plan, exc: Exception, state: AgentState, runtime: Runtime[AgentContext]
+    ) -> Plan | None:
+        """Under `auto`, a native request the endpoint refused for its tools is sent as text."""
+        if plan.ctx.protocol != "auto" or plan.protocol != "native":
+            return None
+        if not models.tools_unsupported(exc):
+            return None
+        retry = self._plan(state, runtime, protocol="text")
+        retry.fallback_reason = models.error_message(exc)
+        return None if retry.done else retry
+
+    def _failed(self, plan: Plan, exc: Exception) -> dict[str, Any]:
+        key = os.environ.get(plan.ctx.api_key_env)
+        return {
+            **plan.update,
+            "decision": "error",
+            "error": models.describe_failure(exc, plan.ctx, secret=key),
+        }
+
+    def _decide(
+        self, plan: Plan, reply: Any, state: AgentState, runtime: Runtime[AgentContext]
+    ) -> dict[str, Any]:
+        if not isinstance(reply, AIMessage):
+            reply = AIMessage(content=getattr(reply, "content", str(reply)))
+        decide = protocols.decide_native if plan.protocol == "native" else protocols.decide_text
+        decision = decide(reply)
+        write = runtime.stream_writer
+        usage = _usage(reply)
+        update: dict[str, Any] = {**plan.update, "usage": usage, "thought": decision.thought}
+        if decision.thought:
+            write({"event": "thought", "text": decision.thought})
+        trace: list[Step] = []
+        if plan.fallback_reason:
+            notice = (
+                f"The endpoint refused tools ({plan.fallback_reason}); this run continues with "
+                "the text ReAct protocol."
+            )
+            trace.append(_trace_step(_iteration(state, plan) + 1, "fallback", "text", notice))
+            write({"event": "fallback", "text": notice})
+        if plan.wrap_up:
+            text = (
+                decision.text
+                if isinstance(decision, protocols.Answer)
+                else (reply.text.strip() or decision.thought)
+            )
+            return {**update, "decision": "max_steps", "answer": text or None}
+        if isinstance(decision, protocols.Answer):
+            answer = (
+                AIMessage(
+                    content=decision.text,
+                    id=reply.id,
+                    usage_metadata=reply.usage_metadata,
+                    response_metadata={**reply.response_metadata, prompts.MARK: "answer"},
+                )
+                if plan.protocol == "text"
+                else reply
+            )
+            step = _trace_step(_iteration(state, plan) + 1, "answer", plan.protocol, None)
+            trace.append({**step, "thought": decision.thought, "usage": usage})
+            write({"event": "answer", "text": decision.text})
+            return {
+                **update,
+                "decision": "answer",
+                "answer": decision.text,
+                "messages": [answer],
+                "steps": _steps_write(plan, trace),
+            }
+        if trace:
+            update["steps"] = _steps_write(plan, trace)
+        stored = protocols.stored_reply(plan.protocol, reply)
+        if isinstance(decision, protocols.Act):
+            for call in decision.calls:
+                write({"event": "action", "tool": call["name"], "input": call["args"]})
+            return {
+                **update,
+                "decision": "act",
+                "pending": decision.calls,
+                "note": decision.note,
+                "messages": [stored],
+            }
+        return {
+            **update,
+            "decision": "invalid",
+            "error": decision.error,
+            "pending": [
+                {"id": cid, "name": "?", "args": {}, "error": decision.error}
+                for cid in decision.call_ids
+            ],
+            "messages": [stored],
+        }
+
+    # -- act -------------------------------------------------------------------------------
+    def _act_setup(self, runtime: Runtime[AgentContext]) -> tuple[dict[str, BaseTool], float]:
+        ctx = self.context(runtime)
+        return {t.name: t for t in self.tools(ctx)}, ctx.tool_timeout
+
+    def act(
+        self, payload: ActInput, config: RunnableConfig, runtime: Runtime[AgentContext]
+    ) -> dict[str, Any]:
+        tools, timeout = self._act_setup(runtime)
+        result = run_coroutine(run_tool_call(payload["call"], tools, timeout, config))
+        return {"results": [result]}
+
+    async def aact(
+        self, payload: ActInput, config: RunnableConfig, runtime: Runtime[AgentContext]
+    ) -> dict[str, Any]:
+        tools, timeout = self._act_setup(runtime)
+        result = await run_tool_call(payload["call"], tools, timeout, config)
+        return {"results": [result]}
+
+    # -- observe ---------------------------------------------------------------------------
+    def observe(self, state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
+        ctx = self.context(runtime)
+        protocol = state.get("protocol") or "native"
+        number = state.get("iteration", 0) + 1
+        write = runtime.stream_writer
+        base: Step = {
+            "step": number,
+            "protocol": protocol,
+            "thought": state.get("thought", ""),
+            "usage": state.get("usage"),
+            "note": None,
+        }
+        messages: list[BaseMessage] = []
+        steps: list[Step] = []
+        streak = 0
+        if state.get("decision") == "invalid":
+            streak = state.get("invalid_streak", 0) + 1
+            error = state.get("error") or "the reply could not be parsed"
+            if protocol == "text":
+                names = [t.name for t in self.tools(ctx)]
+                text = prompts.invalid_reply_observation(error, names)
+                messages.append(prompts.observation_message(text))
+            else:
+                text = prompts.native_invalid_observation(error)
+                ids = [c["id"] for c in state.get("pending", [])]
+                messages += [ToolMessage(content=text, tool_call_id=i, status="error") for i in ids]
+                if not ids:
+                    messages.append(HumanMessage(content=text))
+            steps.append(
+                {
+                    **base,
+                    "kind": "invalid",
+                    "tool": None,
+                    "tool_input": None,
+                    "observation": text,
+                    "is_error": True,
+                    "duration_ms": 0.0,
+                }
+            )
+            write({"event": "observation", "tool": None, "text": text, "is_error": True})
+        else:
+            for index, result in enumerate(_in_call_order(state)):
+                text = prompts.truncate(result["output"], ctx.observation_limit)
+                note = state.get("note") if index == 0 else None
+                if protocol == "text":
+                    shown = f"{text}\n(Note: {note})" if note else text
+                    messages.append(prompts.observation_message(shown))
+                else:
+                    messages.append(
+                        ToolMessage(
+                            content=text,
+                            tool_call_id=result["id"],
+                            name=result["name"],
+                            status="error" if result["is_error"] else "success",
+                        )
+                    )
+                steps.append(
+                    {
+                        **base,
+                        "usage": base["usage"] if index == 0 else None,
+                        "kind": "action",
+                        "tool": result["name"],
+                        "tool_input": result["args"],
+                        "observation": text,
+                        "is_error": result["is_error"],
+                        "duration_ms": result["duration_ms"],
+                        "note": note,
+                    }
+                )
+                write(
+                    {
+                        "event": "observation",
+                        "tool": result["name"],
+                        "text": text,
+                        "is_error": result["is_error"],
+                    }
+                )
+        decision = _next_move(number, streak, ctx, state.get("remaining_steps", 10**6))
+        return {
+            "messages": messages,
+            "steps": steps,
+            "iteration": number,
+            "invalid_streak": streak,
+            "pending": [],
+            "results": None,
+            "note": None,
+            "decision": decision,
+        }
+
+    # -- finish ----------------------------------------------------------------------------
+    def finish(self, state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
+        update = final_update(state, self.context(runtime))
+        runtime.stream_writer(
+            {
+                "event": "final",
+                "status": update["status"],
+                "answer": update.get("answer", state.get("answer")),
+                "error": update.get("error"),
+            }
+        )
+        return update
+
+
+def final_update(state: Mapping[str, Any], ctx: AgentContext) -> dict[str, Any]:
+    """The run's outcome from the last decision: status, answer or error, a closing trace step."""
+    decision = state.get("decision")
+    if decision == "answer":
+        return {"status": "answered", "error": None}
+    if decision == "max_steps":
+        done = state.get("iteration", 0)
+        notice = _limit_notice(done, ctx.max_steps)
+        answer = state.get("answer") or notice
+        return {
+            "status": "max_steps",
+            "answer": answer,
+            "error": None,
+            "messages": [AIMessage(content=answer, response_metadata={prompts.MARK: "limit"})],
+            "steps": [_trace_step(done + 1, "limit", state.get("protocol") or "", notice)],
+        }
+    if decision == "give_up":
+        return {
+            "status": "error",
+            "answer": None,
+            "error": (
+                f"The model's last {ctx.max_invalid} replies could not be parsed "
+                f"(last problem: {state.get('error') or 'unknown'}); try another model or "
+                "the other protocol (REACT_AGENT_PROTOCOL)."
+            ),
+        }
+    return {
+        "status": "error",
+        "answer": None,
+        "error": state.get("error") or "The run stopped for an unknown reason.",
+    }
+
+
+def _run_reset(state: AgentState) -> dict[str, Any]:
+    """A new question after a finished run starts a fresh trace and fresh counters."""
+    if state.get("status") == "running":
+        return {}
+    return {
+        "status": "running",
+        "answer": None,
+        "error": None,
+        "iteration": 0,
+        "invalid_streak": 0,
+        "protocol": None,
+        "decision": None,
+        "steps": Overwrite([]),
+    }
+
+
+def _steps_write(plan: Plan, steps: list[Step]) -> Any:
+    return Overwrite(steps) if isinstance(plan.update.get("steps"), Overwrite) else steps
+
+
+def _iteration(state: AgentState, plan: Plan) -> int:
+    return plan.update.get("iteration", state.get("iteration", 0))
+
+
+def _trace_step(number: int, kind: str, protocol: str, observation: str | None) -> Step:
+    return {
+        "step": number,
+        "kind": kind,  # type: ignore[typeddict-item]
+        "protocol": protocol,
+        "thought": "",
+        "tool": None,
+        "tool_input": None,
+        "observation": observation,
+        "is_error": False,
+        "duration_ms": 0.0,
+        "usage": None,
+        "note": None,
+    }
+
+
+def _usage(reply: AIMessage) -> Usage | None:
+    meta = reply.usage_metadata
+    if not meta:
+        return None
+    return {
+        "input_tokens": meta.get("input_tokens", 0),
+        "output_tokens": meta.get("output_tokens", 0),
+        "total_tokens": meta.get("total_tokens", 0),
+    }
+
+
+def _in_call_order(state: AgentState) -> list[ToolResult]:
+    order = {call["id"]: i for i, call in enumerate(state.get("pending", []))}
+    return sorted(state.get("results", []), key=lambda r: order.get(r["id"], len(order)))
+
+
+def _next_move(done: int, streak: int, ctx: AgentContext, remaining: int) -> str:
+    if streak >= ctx.max_invalid:
+        return "give_up"
+    if done >= ctx.max_steps or remaining <= AFTER_OBSERVE:
+        if ctx.answer_on_limit and remaining > WRAP_UP:
+            return "wrap_up"
+        return "max_steps"
+    return "continue"
+
+
+def _limit_notice(done: int, max_steps: int) -> str:
+    if done >= max_steps:
+        return (
+            f"I stopped after {done} steps without reaching a final answer "
+            f"(the limit is max_steps={max_steps}). Raise max_steps or ask a narrower question."
+        )
+    return (
+        f"I stopped after {done} steps without reaching a final answer: the run's "
+        "recursion_limit leaves no room for another step. Raise recursion_limit or max_steps."
+    )
+
+
+def _wrap_up_request(protocol: str, max_steps: int) -> str:
+    text = (
+        f"You have used all {max_steps} steps. Do not call any more tools. From what you have "
+        "found so far, give your best answer now"
+    )
+    return text + (" as a Final Answer." if protocol == "text" else ".")
+
+
+def run_coroutine(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine from sync code, even when this thread already has an event loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+__all__ = ["AgentNodes", "PendingCall", "run_coroutine"]

@@ -1,0 +1,129 @@
+"""Prompt text, rendered by pure functions: the system prompts of both protocols, the message a
+model gets when its reply could not be parsed, and the text-protocol view of a conversation."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+
+OBSERVATION = "Observation:"
+MARK = "react_agent"  # response_metadata key that tells our own messages apart
+
+DEFAULT_INSTRUCTIONS = (
+    "You are a careful assistant. Work out the answer step by step and use the tools whenever "
+    "they give you facts or calculations you do not have. Answer in the language of the question."
+)
+
+_TEXT_FORMAT = """\
+You can use these tools:
+
+{tool_list}
+
+Every reply you write takes exactly one of two forms.
+
+To use a tool:
+Thought: what you know so far and what you need next
+Action: the tool's name, exactly one of: {tool_names}
+Action Input: the tool's arguments as one JSON object
+
+Then stop writing. The tool runs and its result comes back to you in a message that starts \
+with "{observation}". Never write "{observation}" yourself.
+
+When you can answer:
+Thought: why you can answer now
+Final Answer: the complete answer for the user
+
+Use one Action per reply and only the tools listed. When an Observation reports an error, \
+read it and correct your next step."""
+
+
+def tool_spec(tool: BaseTool) -> dict[str, Any]:
+    """The tool as name, description and JSON-schema parameters (the function-calling shape)."""
+    return convert_to_openai_tool(tool)["function"]
+
+
+def render_tool(tool: BaseTool) -> str:
+    spec = tool_spec(tool)
+    params = json.dumps(spec.get("parameters", {}), ensure_ascii=False, separators=(", ", ": "))
+    return (
+        f"- {spec['name']}: {spec.get('description', '').strip()}\n  Action Input schema: {params}"
+    )
+
+
+def text_system_prompt(tools: Sequence[BaseTool], instructions: str | None = None) -> str:
+    """The text-protocol system prompt: instructions, the tools, the reply format."""
+    tool_list = "\n".join(render_tool(t) for t in tools) or "(no tools: answer directly)"
+    names = ", ".join(t.name for t in tools) or "(none)"
+    body = _TEXT_FORMAT.format(tool_list=tool_list, tool_names=names, observation=OBSERVATION)
+    return f"{instructions or DEFAULT_INSTRUCTIONS}\n\n{body}"
+
+
+def native_system_prompt(instructions: str | None = None) -> str:
+    return instructions or DEFAULT_INSTRUCTIONS
+
+
+def invalid_reply_observation(error: str, tool_names: Sequence[str]) -> str:
+    """What a model is told when its reply could not be parsed: the problem and the exact form."""
+    names = ", ".join(tool_names) or "(none)"
+    return (
+        f"Your reply could not be used: {error}. Reply in exactly one of these forms.\n"
+        "To use a tool:\n"
+        "Thought: <your reasoning>\n"
+        f"Action: <one of: {names}>\n"
+        'Action Input: <the arguments as a JSON object, e.g. {"key": "value"}>\n'
+        "To answer:\n"
+        "Thought: <your reasoning>\n"
+        "Final Answer: <the answer>"
+    )
+
+
+def native_invalid_observation(error: str) -> str:
+    return f"Your last reply could not be used: {error}. Call a tool or answer the question."
+
+
+def observation_message(text: str) -> HumanMessage:
+    return HumanMessage(content=f"{OBSERVATION} {text}", response_metadata={MARK: "observation"})
+
+
+def truncate(text: str, limit: int) -> str:
+    """Cut an observation to `limit` characters, saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n[... {len(text) - limit:,} more characters cut; {len(text):,} in all]"
+
+
+def text_transcript(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """The conversation as a model without function calling can read it.
+
+    Our own text steps go as written; answers get their `Final Answer:` back so the model keeps
+    the format across turns; native tool calls and tool results (from an earlier native turn)
+    become Action / Observation text.
+    """
+    out: list[BaseMessage] = []
+    for message in messages:
+        if isinstance(message, AIMessage):
+            out.append(AIMessage(content=_ai_as_text(message)))
+        elif isinstance(message, ToolMessage):
+            out.append(HumanMessage(content=f"{OBSERVATION} {message.text}"))
+        elif isinstance(message, SystemMessage):
+            continue
+        else:
+            out.append(message)
+    return out
+
+
+def _ai_as_text(message: AIMessage) -> str:
+    if message.tool_calls:
+        call = message.tool_calls[0]
+        thought = message.text.strip()
+        lines = [f"Thought: {thought}"] if thought else []
+        lines += [f"Action: {call['name']}", f"Action Input: {json.dumps(call['args'])}"]
+        return "\n".join(lines)
+    if message.response_metadata.get(MARK) == "step":
+        return message.text
+    return f"Final Answer: {message.text}"
