@@ -22,7 +22,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
 from graph import models, prompts, protocols
-from graph.context import AgentContext, resolve_context
+from graph.context import AgentContext, ConfigError, resolve_context
 from graph.state import ActInput, AgentState, PendingCall, Step, ToolResult, Usage
 from graph.tool_runner import run_tool_call
 
@@ -372,7 +372,11 @@ class AgentNodes:
 
     # -- finish ----------------------------------------------------------------------------
     def finish(self, state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
-        update = final_update(state, self.context(runtime))
+        try:
+            ctx = self.context(runtime)
+        except ConfigError:  # already reported by think as the run's error
+            ctx = AgentContext()
+        update = final_update(state, ctx)
         runtime.stream_writer(
             {
                 "event": "final",

@@ -1,0 +1,489 @@
+"""The loop driven by a scripted chat model through every route, both protocols, sync and async."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.tools import StructuredTool, tool
+from langgraph.checkpoint.memory import InMemorySaver
+
+from graph import build_graph, recursion_limit_for
+from graph.context import ConfigError
+from tests.support.scripted_model import ScriptedChatModel, calls, tool_call
+
+PROTOCOLS = ["native", "text"]
+
+
+def run(agent: Any, question: str | None, mode: str, config: dict | None = None, **kw: Any):
+    payload = {"messages": [("user", question)]} if question is not None else None
+    if mode == "async":
+        return asyncio.run(agent.ainvoke(payload, config, **kw))
+    return agent.invoke(payload, config, **kw)
+
+
+def action(protocol: str, name: str, args: dict | str, thought: str = "I need a tool."):
+    """One scripted reply that calls a tool, in the protocol's own form."""
+    if protocol == "native":
+        return calls(tool_call(name, args if isinstance(args, dict) else {"input": args}))
+    import json
+
+    shown = json.dumps(args, ensure_ascii=False) if isinstance(args, dict) else args
+    return f"Thought: {thought}\nAction: {name}\nAction Input: {shown}"
+
+
+def answer(protocol: str, text: str) -> str:
+    return text if protocol == "native" else f"Thought: I know it now.\nFinal Answer: {text}"
+
+
+@tool
+def echo(text: str) -> str:
+    """Repeat the text back."""
+    return f"echo: {text}"
+
+
+@tool
+def explode(text: str) -> str:
+    """Always fails."""
+    raise RuntimeError("disk on fire")
+
+
+@tool
+async def slow(seconds: float) -> str:
+    """Sleep, then report."""
+    await asyncio.sleep(seconds)
+    return "slept"
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+TOOLS = [echo, explode, slow, add]
+
+
+def agent_for(script: list, protocol: str, **kw: Any):
+    model = ScriptedChatModel(script)
+    return model, build_graph(model=model, tools=kw.pop("tools", TOOLS), protocol=protocol, **kw)
+
+
+@pytest.fixture(params=["sync", "async"])
+def mode(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_answer_at_once(protocol: str, mode: str) -> None:
+    model, agent = agent_for([answer(protocol, "Paris")], protocol)
+    out = run(agent, "Capital of France?", mode)
+    assert out["status"] == "answered"
+    assert out["answer"] == "Paris"
+    assert [s["kind"] for s in out["steps"]] == ["answer"]
+    assert [type(m) for m in out["messages"]] == [HumanMessage, AIMessage]
+    assert out["messages"][-1].content == "Paris"
+    assert len(model.requests) == 1
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_one_tool_then_answer(protocol: str, mode: str) -> None:
+    model, agent = agent_for(
+        [action(protocol, "echo", {"text": "hi"}), answer(protocol, "It said hi.")], protocol
+    )
+    out = run(agent, "Echo hi", mode)
+    assert out["status"] == "answered" and out["answer"] == "It said hi."
+    first = out["steps"][0]
+    assert first["kind"] == "action" and first["tool"] == "echo"
+    assert first["tool_input"] == {"text": "hi"}
+    assert first["observation"] == "echo: hi" and first["is_error"] is False
+    assert first["duration_ms"] >= 0
+    second_request = model.requests[1].messages
+    if protocol == "native":
+        tool_message = second_request[-1]
+        assert isinstance(tool_message, ToolMessage)
+        assert tool_message.tool_call_id == out["messages"][1].tool_calls[0]["id"]
+        assert model.requests[0].tools and model.requests[0].stop is None
+    else:
+        assert second_request[-1].content == "Observation: echo: hi"
+        assert model.requests[0].stop == ["Observation:"] and not model.requests[0].tools
+
+
+def test_text_protocol_cuts_a_hallucinated_observation(mode: str) -> None:
+    reply = (
+        'Thought: echo it\nAction: echo\nAction Input: {"text": "x"}\n'
+        "Observation: made up\nThought: done\nFinal Answer: invented"
+    )
+    model = ScriptedChatModel([AIMessage(content=reply), answer("text", "real")])
+    # The scripted model honours `stop`, as servers do; bypass that to test our own cut.
+    model.script[0] = lambda messages: AIMessage(content=reply)
+    agent = build_graph(model=_ignore_stop(model), tools=TOOLS, protocol="text")
+    out = run(agent, "go", mode)
+    assert out["steps"][0]["tool"] == "echo"
+    assert out["answer"] == "real"
+    stored = out["messages"][1].content
+    assert "made up" not in stored and "invented" not in stored
+
+
+def _ignore_stop(model: ScriptedChatModel) -> ScriptedChatModel:
+    original = model._next
+
+    def without_stop(messages, stop, **kwargs):
+        return original(messages, None, **kwargs)
+
+    object.__setattr__(model, "_next", without_stop)
+    return model
+
+
+def test_parallel_native_calls_run_concurrently_async() -> None:
+    barrier = asyncio.Barrier(3)
+
+    async def meet(tag: str) -> str:
+        await asyncio.wait_for(barrier.wait(), 5)  # only passes if all three run at once
+        return f"met {tag}"
+
+    meeting = StructuredTool.from_function(coroutine=meet, name="meet", description="Meet.")
+    script = [
+        calls(*(tool_call("meet", {"tag": t}) for t in "abc")),
+        "All met.",
+    ]
+    model, agent = agent_for(script, "native", tools=[meeting], tool_timeout=10)
+    out = asyncio.run(agent.ainvoke({"messages": [("user", "meet")]}))
+    observations = [s["observation"] for s in out["steps"] if s["kind"] == "action"]
+    assert observations == ["met a", "met b", "met c"]  # in call order
+    assert {s["step"] for s in out["steps"] if s["kind"] == "action"} == {1}
+    tool_messages = [m for m in model.requests[1].messages if isinstance(m, ToolMessage)]
+    assert [m.content for m in tool_messages] == ["met a", "met b", "met c"]
+
+
+def test_parallel_native_calls_run_concurrently_sync() -> None:
+    barrier = threading.Barrier(3, timeout=5)
+
+    def meet(tag: str) -> str:
+        barrier.wait()  # raises BrokenBarrierError unless all three run at once
+        return f"met {tag}"
+
+    meeting = StructuredTool.from_function(func=meet, name="meet", description="Meet.")
+    script = [calls(*(tool_call("meet", {"tag": t}) for t in "abc")), "All met."]
+    _, agent = agent_for(script, "native", tools=[meeting], tool_timeout=10)
+    out = agent.invoke({"messages": [("user", "meet")]})
+    assert [s["observation"] for s in out["steps"][:3]] == ["met a", "met b", "met c"]
+    assert not any(s["is_error"] for s in out["steps"])
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_unknown_tool_lists_the_valid_ones(protocol: str, mode: str) -> None:
+    _, agent = agent_for(
+        [action(protocol, "teleport", {"to": "Mars"}), answer(protocol, "ok")], protocol
+    )
+    out = run(agent, "go", mode)
+    step = out["steps"][0]
+    assert step["is_error"] is True
+    assert step["observation"] == (
+        "Unknown tool 'teleport'. Valid tools: echo, explode, slow, add."
+    )
+    assert out["status"] == "answered"
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_bad_arguments_become_an_observation(protocol: str, mode: str) -> None:
+    _, agent = agent_for(
+        [action(protocol, "add", {"a": "one", "b": 2}), answer(protocol, "ok")], protocol
+    )
+    out = run(agent, "add", mode)
+    step = out["steps"][0]
+    assert step["is_error"] is True
+    assert step["observation"].startswith("Invalid arguments for tool 'add': a:")
+    assert "Expected {a: integer, b: integer}" in step["observation"]
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_tool_exception_becomes_an_observation(protocol: str, mode: str) -> None:
+    _, agent = agent_for(
+        [action(protocol, "explode", {"text": "x"}), answer(protocol, "ok")], protocol
+    )
+    out = run(agent, "boom", mode)
+    assert out["steps"][0]["observation"] == "Tool 'explode' failed: RuntimeError: disk on fire"
+    assert out["steps"][0]["is_error"] is True
+    assert out["status"] == "answered"
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_tool_timeout_becomes_an_observation(protocol: str, mode: str) -> None:
+    _, agent = agent_for(
+        [action(protocol, "slow", {"seconds": 30}), answer(protocol, "ok")],
+        protocol,
+        tool_timeout=0.2,
+    )
+    started = time.monotonic()
+    out = run(agent, "wait", mode)
+    assert out["steps"][0]["observation"] == "Tool 'slow' timed out after 0.2 s."
+    assert time.monotonic() - started < 20  # the 30 s sleep was abandoned, not awaited
+
+
+def test_plain_string_input_fills_a_one_argument_tool(mode: str) -> None:
+    _, agent = agent_for(["Action: echo: hello there", answer("text", "done")], "text")
+    out = run(agent, "go", mode)
+    assert out["steps"][0]["observation"] == "echo: hello there"
+
+
+def test_text_invalid_reply_then_recovery(mode: str) -> None:
+    model, agent = agent_for(["I think the answer is 4.", answer("text", "4")], "text")
+    out = run(agent, "2+2?", mode)
+    assert out["status"] == "answered" and out["answer"] == "4"
+    invalid = out["steps"][0]
+    assert invalid["kind"] == "invalid" and invalid["is_error"] is True
+    feedback = model.requests[1].messages[-1].content
+    assert feedback.startswith("Observation: Your reply could not be used: no Action or Final")
+    assert "Action: <one of: echo, explode, slow, add>" in feedback
+    assert "Final Answer: <the answer>" in feedback
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_three_invalid_replies_end_with_error(protocol: str, mode: str) -> None:
+    bad = "rambling without format" if protocol == "text" else AIMessage(content="")
+    model, agent = agent_for([bad, bad, bad], protocol)
+    out = run(agent, "?", mode)
+    assert out["status"] == "error"
+    assert out["error"].startswith("The model's last 3 replies could not be parsed")
+    assert len(model.requests) == 3
+    assert [s["kind"] for s in out["steps"]] == ["invalid"] * 3
+
+
+def test_native_broken_arguments_are_answered_and_recovered(mode: str) -> None:
+    broken = AIMessage(
+        content="",
+        invalid_tool_calls=[
+            {
+                "name": "echo",
+                "args": '{"text": ',
+                "id": "call_bad",
+                "error": "bad json",
+                "type": "invalid_tool_call",
+            }
+        ],
+    )
+    model, agent = agent_for([broken, calls(tool_call("echo", {"text": "ok"})), "fine"], "native")
+    out = run(agent, "go", mode)
+    assert out["status"] == "answered"
+    reply = model.requests[1].messages[-1]
+    assert isinstance(reply, ToolMessage) and reply.tool_call_id == "call_bad"
+    assert "not valid JSON" in reply.content
+    assert [s["kind"] for s in out["steps"]] == ["invalid", "action", "answer"]
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_max_steps_ends_gracefully(protocol: str, mode: str) -> None:
+    model = ScriptedChatModel([action(protocol, "echo", {"text": "again"})], cycle=True)
+    agent = build_graph(model=model, tools=TOOLS, protocol=protocol, max_steps=3)
+    out = run(agent, "loop forever", mode)
+    assert out["status"] == "max_steps"
+    assert out["answer"].startswith("I stopped after 3 steps without reaching a final answer")
+    assert "max_steps=3" in out["answer"]
+    assert len([s for s in out["steps"] if s["kind"] == "action"]) == 3
+    assert out["steps"][-1]["kind"] == "limit"
+    assert out["messages"][-1].content == out["answer"]
+
+
+def test_answer_on_limit_asks_once_for_the_best_answer(mode: str) -> None:
+    looping = action("text", "echo", {"text": "again"})
+    model = ScriptedChatModel([looping, looping, answer("text", "Best guess: 42")])
+    agent = build_graph(
+        model=model, tools=TOOLS, protocol="text", max_steps=2, answer_on_limit=True
+    )
+    out = run(agent, "?", mode)
+    assert out["status"] == "max_steps"
+    assert out["answer"] == "Best guess: 42"
+    assert "You have used all 2 steps" in model.requests[-1].messages[-1].content
+
+
+@pytest.mark.parametrize("limit", range(2, 16))
+def test_small_recursion_limit_still_stops_gracefully(limit: int, mode: str) -> None:
+    model = ScriptedChatModel([action("native", "echo", {"text": "x"})], cycle=True)
+    agent = build_graph(model=model, tools=TOOLS, protocol="native", max_steps=10)
+    out = run(agent, "loop", mode, {"recursion_limit": limit})
+    assert out["status"] == "max_steps"
+    assert "recursion_limit" in out["answer"]
+
+
+def test_recursion_limit_is_derived_from_max_steps() -> None:
+    agent = build_graph(model=ScriptedChatModel([]), tools=TOOLS, max_steps=7)
+    assert agent.config["recursion_limit"] == recursion_limit_for(7)
+    model = ScriptedChatModel([action("native", "echo", {"text": "x"})], cycle=True)
+    out = build_graph(model=model, tools=TOOLS, protocol="native", max_steps=25).invoke(
+        {"messages": [("user", "loop")]}
+    )
+    assert out["status"] == "max_steps" and "max_steps=25" in out["answer"]
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_multi_turn_on_one_thread(protocol: str, mode: str) -> None:
+    model = ScriptedChatModel(
+        [answer(protocol, "Nice to meet you, Ada."), answer(protocol, "Your name is Ada.")]
+    )
+    agent = build_graph(model=model, tools=TOOLS, protocol=protocol, checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": f"t-{protocol}-{mode}"}}
+    run(agent, "I am Ada.", mode, config)
+    out = run(agent, "What is my name?", mode, config)
+    assert out["answer"] == "Your name is Ada."
+    seen = [m.content for m in model.requests[1].messages]
+    assert "I am Ada." in seen and "What is my name?" in seen
+    assert any("Nice to meet you, Ada." in text for text in seen)
+    assert [s["kind"] for s in out["steps"]] == ["answer"]  # a fresh trace per run
+
+
+def test_limit_counters_reset_between_turns() -> None:
+    model = ScriptedChatModel(
+        [
+            action("native", "echo", {"text": "1"}),
+            action("native", "echo", {"text": "2"}),
+            "A",
+            action("native", "echo", {"text": "3"}),
+            action("native", "echo", {"text": "4"}),
+            "B",
+        ]
+    )
+    agent = build_graph(
+        model=model, tools=TOOLS, protocol="native", max_steps=2, checkpointer=InMemorySaver()
+    )
+    config = {"configurable": {"thread_id": "reset"}}
+    # the limit is checked after observing, so two tool steps use the budget of 2
+    first = agent.invoke({"messages": [("user", "one")]}, config)
+    assert first["status"] == "max_steps"
+    model.script[2:3] = []  # the "A" answer is never asked for
+    second = agent.invoke({"messages": [("user", "two")]}, config)
+    assert second["status"] == "max_steps"
+    assert [s["tool_input"] for s in second["steps"] if s["kind"] == "action"] == [
+        {"text": "3"},
+        {"text": "4"},
+    ]
+
+
+def test_observations_are_truncated_with_a_note(mode: str) -> None:
+    _, agent = agent_for(
+        [action("native", "echo", {"text": "x" * 5000}), "ok"], "native", observation_limit=100
+    )
+    out = run(agent, "long", mode)
+    observation = out["steps"][0]["observation"]
+    assert observation.startswith("echo: " + "x" * 94)
+    assert observation.endswith("[... 4,906 more characters cut; 5,006 in all]")
+
+
+def test_custom_stream_carries_step_events() -> None:
+    _, agent = agent_for([action("text", "echo", {"text": "hi"}), answer("text", "bye")], "text")
+    events = [chunk for chunk in agent.stream({"messages": [("user", "hi")]}, stream_mode="custom")]
+    kinds = [e["event"] for e in events]
+    assert kinds == ["thought", "action", "observation", "thought", "answer", "final"]
+    assert events[1] == {"event": "action", "tool": "echo", "input": {"text": "hi"}}
+    assert events[2]["text"] == "echo: hi"
+    assert events[-1]["status"] == "answered"
+
+
+def test_updates_stream_in_node_order() -> None:
+    _, agent = agent_for([action("native", "echo", {"text": "hi"}), "bye"], "native")
+    nodes = [
+        next(iter(u)) for u in agent.stream({"messages": [("user", "hi")]}, stream_mode="updates")
+    ]
+    assert nodes == ["think", "act", "observe", "think", "finish"]
+
+
+def test_tools_unsupported_falls_back_to_text_under_auto(mode: str) -> None:
+    class ToolsRejected(Exception):
+        status_code = 400
+
+    model = ScriptedChatModel(
+        [
+            ToolsRejected("This model does not support tools"),
+            action("text", "echo", {"text": "hi"}),
+            answer("text", "done"),
+        ]
+    )
+    agent = build_graph(model=model, tools=TOOLS, protocol="auto")
+    out = run(agent, "hi", mode)
+    assert out["status"] == "answered" and out["answer"] == "done"
+    assert model.requests[0].tools and model.requests[1].stop == ["Observation:"]
+    assert [s["kind"] for s in out["steps"]] == ["fallback", "action", "answer"]
+    assert "does not support tools" in out["steps"][0]["observation"]
+    assert {s["protocol"] for s in out["steps"][1:]} == {"text"}
+
+
+def test_native_protocol_never_falls_back() -> None:
+    class ToolsRejected(Exception):
+        status_code = 400
+
+    model = ScriptedChatModel([ToolsRejected("This model does not support tools")])
+    out = build_graph(model=model, tools=TOOLS, protocol="native").invoke(
+        {"messages": [("user", "hi")]}
+    )
+    assert out["status"] == "error"
+    assert "refused the request with HTTP 400" in out["error"]
+
+
+def test_model_exception_ends_with_error_and_keeps_state(mode: str) -> None:
+    model = ScriptedChatModel([action("native", "echo", {"text": "a"}), ConnectionError("down")])
+    saver = InMemorySaver()
+    agent = build_graph(model=model, tools=TOOLS, protocol="native", checkpointer=saver)
+    config = {"configurable": {"thread_id": f"fail-{mode}"}}
+    out = run(agent, "go", mode, config)
+    assert out["status"] == "error"
+    assert out["error"].startswith("Could not reach the model endpoint")
+    assert [s["observation"] for s in out["steps"]] == ["echo: a"]  # the work so far is kept
+
+
+def test_missing_endpoint_is_one_clear_sentence(mode: str) -> None:
+    agent = build_graph(tools=TOOLS)
+    out = run(agent, "hi", mode)
+    assert out["status"] == "error"
+    assert out["error"].startswith("No model endpoint is configured: set OPENAI_API_KEY")
+
+
+def test_bad_environment_setting_is_reported_by_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REACT_AGENT_MAX_STEPS", "lots")
+    agent = build_graph(model=ScriptedChatModel(["hi"]), tools=TOOLS)
+    out = agent.invoke({"messages": [("user", "hi")]})
+    assert out["status"] == "error"
+    assert out["error"].startswith(
+        "Invalid agent configuration: max_steps (env REACT_AGENT_MAX_STEPS)"
+    )
+
+
+def test_bad_build_argument_fails_at_build() -> None:
+    with pytest.raises(ConfigError, match="protocol"):
+        build_graph(protocol="smoke-signals")
+
+
+def test_run_context_overrides_build_settings() -> None:
+    model = ScriptedChatModel([action("native", "echo", {"text": "x"})], cycle=True)
+    agent = build_graph(model=model, tools=TOOLS, protocol="native", max_steps=5)
+    out = agent.invoke({"messages": [("user", "loop")]}, context={"max_steps": 2})
+    assert out["status"] == "max_steps" and "max_steps=2" in out["answer"]
+
+
+def test_registry_tools_are_the_default() -> None:
+    model = ScriptedChatModel([action("native", "calculator", {"expression": "17 * 23"}), "391"])
+    out = build_graph(model=model, protocol="native").invoke(
+        {"messages": [("user", "What is 17 * 23?")]}
+    )
+    assert out["steps"][0]["observation"] == "391"
+    offered = {spec["function"]["name"] for spec in model.requests[0].tools}
+    assert "calculator" in offered
+
+
+def test_unknown_registry_tool_name_is_a_run_error() -> None:
+    agent = build_graph(model=ScriptedChatModel(["hi"]))
+    out = agent.invoke({"messages": [("user", "hi")]}, context={"tools": ["calculator", "nope"]})
+    assert out["status"] == "error"
+    assert "Unknown tool 'nope'" in out["error"] and "calculator" in out["error"]
+
+
+def test_token_usage_is_recorded_once_per_iteration() -> None:
+    reply = calls(tool_call("echo", {"text": "a"}), tool_call("echo", {"text": "b"}))
+    reply.usage_metadata = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}
+    _, agent = agent_for([reply, "done"], "native")
+    out = agent.invoke({"messages": [("user", "go")]})
+    usages = [s["usage"] for s in out["steps"] if s["kind"] == "action"]
+    assert usages == [{"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}, None]
