@@ -93,15 +93,15 @@ def describe_failure(exc: BaseException, ctx: AgentContext, *, secret: str | Non
     name = type(exc).__name__
     if isinstance(exc, ConfigError):
         text = str(exc)
-    elif name in ("APITimeoutError",) or isinstance(exc, TimeoutError):
+    elif _is(exc, "APITimeoutError") or isinstance(exc, TimeoutError):
         text = (
             f"{where} did not answer within {ctx.model_timeout:g} s; check that it is up, or "
             "raise REACT_AGENT_MODEL_TIMEOUT."
         )
-    elif name == "APIConnectionError" or isinstance(exc, ConnectionError):
+    elif _is(exc, "APIConnectionError") or isinstance(exc, ConnectionError):
         text = (
-            f"Could not reach {where}: {_short(_message(exc))}; check OPENAI_BASE_URL and that "
-            "the server is running."
+            f"Could not reach {where}: {_short(_root_cause(exc))}; check OPENAI_BASE_URL and "
+            "that the server is running."
         )
     elif status in (401, 403):
         text = (
@@ -127,7 +127,23 @@ def describe_failure(exc: BaseException, ctx: AgentContext, *, secret: str | Non
         text = f"{where} refused the request with HTTP {status}: {_short(_message(exc))}."
     else:
         text = f"The model call to {where} failed: {name}: {_short(_message(exc))}."
-    return _redact(text, secret)
+    return _redact(text[:1].upper() + text[1:], secret)
+
+
+def _is(exc: BaseException, openai_class: str) -> bool:
+    """isinstance against an `openai` exception class (LangChain raises subclasses of them)."""
+    try:
+        import openai
+    except ImportError:  # pragma: no cover - langchain-openai depends on it
+        return False
+    return isinstance(exc, getattr(openai, openai_class))
+
+
+def _root_cause(exc: BaseException) -> str:
+    """The innermost cause: "Connection refused" says more than "Connection error."."""
+    while exc.__cause__ is not None and exc.__cause__ is not exc:
+        exc = exc.__cause__
+    return _message(exc)
 
 
 def error_message(exc: BaseException) -> str:
