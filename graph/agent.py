@@ -47,7 +47,7 @@ def route_after_observe(state: AgentState) -> str:
     return "think" if state.get("decision") in ("continue", "wrap_up") else "finish"
 
 
-def _load_registry_tools(names: list[str] | None) -> list[BaseTool]:
+def registry_tools(names: list[str] | None) -> list[BaseTool]:
     from tools import default_tools, load_tools
 
     return load_tools(names) if names else default_tools()
@@ -84,7 +84,7 @@ def build_graph(
     ctx = resolve_context(overrides, env={})  # a bad argument fails now, in one sentence
     with contextlib.suppress(ConfigError):  # a bad env variable is reported by the run
         ctx = resolve_context(overrides)
-    nodes = AgentNodes(model, tools, overrides, _load_registry_tools)
+    nodes = AgentNodes(model, tools, overrides, registry_tools)
 
     builder = StateGraph(
         AgentState,

@@ -1,0 +1,138 @@
+"""Checkpointers from a URL: `memory`, `sqlite:///path/file.sqlite`, `postgresql://...`.
+
+SQLite is the embedded default (one file under the state folder); PostgreSQL is for several
+worker processes or machines sharing one store. Both are LangGraph's own savers. A bad URL or a
+database that cannot be reached is one sentence, raised as `ConfigError`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from urllib.parse import urlparse
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from graph.context import ConfigError
+
+ENV_VAR = "REACT_AGENT_CHECKPOINTER"
+_HELP = (
+    "use 'memory', 'sqlite:///path/to/file.sqlite' or "
+    "'postgresql://user:password@host:5432/database'"
+)
+
+
+def state_dir() -> Path:
+    """Where the agent keeps its files: REACT_AGENT_STATE_DIR, else the XDG state folder."""
+    explicit = os.environ.get("REACT_AGENT_STATE_DIR", "").strip()
+    if explicit:
+        return Path(explicit).expanduser()
+    base = os.environ.get("XDG_STATE_HOME", "").strip() or "~/.local/state"
+    return Path(base).expanduser() / "react-agent"
+
+
+def default_url() -> str:
+    return os.environ.get(ENV_VAR, "").strip() or f"sqlite:///{state_dir() / 'checkpoints.sqlite'}"
+
+
+def describe(url: str) -> str:
+    """The URL without its password, for messages."""
+    parsed = urlparse(url)
+    if parsed.password:
+        netloc = parsed.netloc.replace(f":{parsed.password}@", ":***@")
+        return parsed._replace(netloc=netloc).geturl()
+    return url
+
+
+def kind_of(url: str) -> str:
+    """`memory`, `sqlite` or `postgres`; anything else is a ConfigError."""
+    if url == "memory":
+        return "memory"
+    scheme = urlparse(url).scheme
+    if scheme == "sqlite":
+        sqlite_path(url)
+        return "sqlite"
+    if scheme in ("postgres", "postgresql"):
+        return "postgres"
+    raise ConfigError(f"Unknown checkpointer URL {describe(url)!r}: {_HELP}.")
+
+
+def sqlite_path(url: str) -> Path:
+    """The file of a `sqlite:///relative` or `sqlite:////absolute` URL, its folder created."""
+    rest = url[len("sqlite://") :]
+    if not rest.startswith("/") or len(rest) < 2:
+        raise ConfigError(f"Checkpointer URL {url!r} names no file: {_HELP}.")
+    path = Path(rest[1:]).expanduser()  # sqlite:///rel/file or sqlite:////abs/file
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"Cannot create the folder for {path}: {exc.strerror}.") from None
+    return path
+
+
+def _postgres_error(url: str, exc: Exception) -> ConfigError:
+    reason = " ".join(str(exc).split()) or type(exc).__name__
+    return ConfigError(
+        f"Cannot use the PostgreSQL checkpointer at {describe(url)}: {reason}. Check that the "
+        f"server is running and the URL ({ENV_VAR} or --checkpointer)."
+    )
+
+
+@contextmanager
+def open_saver(url: str | None = None) -> Iterator[BaseCheckpointSaver]:
+    """A sync saver for the URL (default: the SQLite file under the state folder)."""
+    url = url or default_url()
+    kind = kind_of(url)
+    if kind == "memory":
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        yield InMemorySaver()
+    elif kind == "sqlite":
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        with SqliteSaver.from_conn_string(str(sqlite_path(url))) as saver:
+            yield saver
+    else:
+        from langgraph.checkpoint.postgres import PostgresSaver
+
+        try:
+            manager = PostgresSaver.from_conn_string(url)
+            saver = manager.__enter__()
+            saver.setup()
+        except Exception as exc:
+            raise _postgres_error(url, exc) from None
+        try:
+            yield saver
+        finally:
+            manager.__exit__(None, None, None)
+
+
+@asynccontextmanager
+async def open_async_saver(url: str | None = None) -> AsyncIterator[BaseCheckpointSaver]:
+    """An async saver for the URL (default: the SQLite file under the state folder)."""
+    url = url or default_url()
+    kind = kind_of(url)
+    if kind == "memory":
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        yield InMemorySaver()
+    elif kind == "sqlite":
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        async with AsyncSqliteSaver.from_conn_string(str(sqlite_path(url))) as saver:
+            yield saver
+    else:
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+        try:
+            manager = AsyncPostgresSaver.from_conn_string(url)
+            saver = await manager.__aenter__()
+            await saver.setup()
+        except Exception as exc:
+            raise _postgres_error(url, exc) from None
+        try:
+            yield saver
+        finally:
+            await manager.__aexit__(None, None, None)
