@@ -1,0 +1,111 @@
+"""`react-agent` run as a subprocess, exactly as a user runs it, against the scripted server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.openai_server import Reply, ScriptedOpenAIServer
+
+CLI = str(Path(sys.executable).parent / "react-agent")
+CALC = 'Thought: I should use the calculator.\nAction: calculator\nAction Input: {"expression": "17 * 23"}'
+DONE = "Thought: The calculator says 391.\nFinal Answer: 17 * 23 = 391"
+
+
+def react_agent(
+    *args: str, env: dict[str, str], timeout: float = 60
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [CLI, *args], env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+@pytest.fixture
+def env(openai_server: ScriptedOpenAIServer, tmp_path: Path) -> dict[str, str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "REACT_AGENT_"))}
+    return {
+        **clean,
+        "OPENAI_BASE_URL": openai_server.base_url,
+        "OPENAI_API_KEY": "sk-cli-test",
+        "REACT_AGENT_STATE_DIR": str(tmp_path / "state"),
+        "NO_COLOR": "1",
+        "COLUMNS": "200",
+    }
+
+
+def test_ask_streams_each_step_and_exits_zero(
+    openai_server: ScriptedOpenAIServer, env: dict[str, str]
+) -> None:
+    openai_server.add(Reply(content=CALC), Reply(content=DONE))
+    done = react_agent("ask", "What is 17 * 23?", "--protocol", "text", env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "Thought: I should use the calculator.",
+        'Action: calculator {"expression": "17 * 23"}',
+        "Observation: 391",
+        "Thought: The calculator says 391.",
+        "Final Answer: 17 * 23 = 391",
+    ]
+    assert "continue with --thread" in done.stderr
+    assert (Path(env["REACT_AGENT_STATE_DIR"]) / "checkpoints.sqlite").is_file()
+
+
+def test_json_output_for_scripts(openai_server: ScriptedOpenAIServer, env: dict[str, str]) -> None:
+    openai_server.add(Reply(content=CALC), Reply(content=DONE))
+    done = react_agent("ask", "17*23?", "--protocol", "text", "--json", "--thread", "j1", env=env)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["thread_id"] == "j1"
+    assert result["status"] == "answered" and result["answer"] == "17 * 23 = 391"
+    assert [s["kind"] for s in result["steps"]] == ["action", "answer"]
+
+
+def test_second_question_on_a_thread_sees_the_first(
+    openai_server: ScriptedOpenAIServer, env: dict[str, str]
+) -> None:
+    openai_server.add(Reply(content="Hello Ada."), Reply(content="You are Ada."))
+    first = react_agent("ask", "I am Ada.", "--thread", "t1", "--protocol", "native", env=env)
+    second = react_agent("ask", "Who am I?", "--thread", "t1", "--protocol", "native", env=env)
+    assert first.returncode == 0 and second.returncode == 0, second.stderr
+    sent = [m["content"] for m in openai_server.chat_requests[1].body["messages"]]
+    assert sent[1:] == ["I am Ada.", "Hello Ada.", "Who am I?"]
+
+
+def test_max_steps_exits_nonzero_with_the_reason(
+    openai_server: ScriptedOpenAIServer, env: dict[str, str]
+) -> None:
+    openai_server.add(*[Reply(content=CALC)] * 2)
+    done = react_agent("ask", "loop", "--protocol", "text", "--max-steps", "2", env=env)
+    assert done.returncode == 3
+    assert "Stopped: I stopped after 2 steps" in done.stdout
+
+
+def test_missing_endpoint_is_one_sentence(env: dict[str, str]) -> None:
+    del env["OPENAI_BASE_URL"], env["OPENAI_API_KEY"]
+    done = react_agent("ask", "hi", env=env)
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: No model endpoint is configured: set OPENAI_API_KEY")
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--tools", "calculator,teleport"], "Unknown tool 'teleport'; known tools: calculator"),
+        (["--protocol", "smoke"], "Invalid agent configuration: protocol"),
+        (["--max-steps", "0"], "Invalid agent configuration: max_steps"),
+        (["--checkpointer", "mongodb://x"], "Unknown checkpointer URL 'mongodb://x'"),
+    ],
+)
+def test_bad_input_is_one_clear_sentence(
+    args: list[str], message: str, env: dict[str, str]
+) -> None:
+    done = react_agent("ask", "hi", *args, env=env)
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
