@@ -1,18 +1,39 @@
-"""The tool registry: every built-in tool by name, so configuration can pick them with a string."""
+"""The tool registry: every built-in tool by name, so configuration can pick them with a string.
+
+Tool modules are imported when a tool is first loaded, not when `tools` is imported, so the
+import stays cheap (no HTTP client, no index). `tools_from_env` reads `REACT_AGENT_TOOLS` at call
+time.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import importlib
+import os
+from collections.abc import Callable, Iterable, Mapping
 
 from langchain_core.tools import BaseTool
 
 from tools.calculator import calculator
 
+
+def _lazy(module: str, attribute: str) -> Callable[[], BaseTool]:
+    def load() -> BaseTool:
+        return getattr(importlib.import_module(module), attribute)
+
+    return load
+
+
 _REGISTRY: dict[str, Callable[[], BaseTool]] = {
     "calculator": lambda: calculator,
+    "weather": _lazy("tools.weather", "weather"),
+    "wikipedia": _lazy("tools.wikipedia", "wikipedia"),
+    "knowledge_search": _lazy("tools.knowledge", "knowledge_search"),
+    "web_fetch": _lazy("tools.web_fetch", "web_fetch"),
+    "current_time": _lazy("tools.clock", "current_time"),
 }
 
 TOOL_NAMES: tuple[str, ...] = tuple(_REGISTRY)
+TOOLS_VARIABLE = "REACT_AGENT_TOOLS"
 
 
 class UnknownToolError(ValueError):
@@ -36,4 +57,23 @@ def default_tools() -> list[BaseTool]:
     return load_tools(TOOL_NAMES)
 
 
-__all__ = ["TOOL_NAMES", "UnknownToolError", "default_tools", "load_tools"]
+def tools_from_env(env: Mapping[str, str] | None = None) -> list[BaseTool]:
+    """The tools named in `REACT_AGENT_TOOLS` (comma-separated); unset or empty means all."""
+    source = os.environ if env is None else env
+    raw = source.get(TOOLS_VARIABLE, "")
+    names = [name.strip() for name in raw.split(",") if name.strip()]
+    if not names:
+        return default_tools()
+    try:
+        return load_tools(names)
+    except UnknownToolError as exc:
+        raise UnknownToolError(f"{TOOLS_VARIABLE}: {exc}") from None
+
+
+__all__ = [
+    "TOOL_NAMES",
+    "UnknownToolError",
+    "default_tools",
+    "load_tools",
+    "tools_from_env",
+]

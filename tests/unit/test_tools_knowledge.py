@@ -1,0 +1,309 @@
+"""knowledge_search: FTS5 trigram index over a folder, kept in step with the files."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from langchain_core.tools import ToolException
+
+from tools import knowledge
+from tools.knowledge import (
+    SAMPLE_DIR,
+    document_title,
+    index_path,
+    knowledge_search,
+    query_terms,
+    search_knowledge,
+)
+
+CHECKPOINTS = """# Checkpoints
+
+The agent saves a checkpoint after every step, so a thread can resume after a crash.
+"""
+TOOLS = """# Tool configuration
+
+Set REACT_AGENT_TOOLS to pick tools by name. The weather tool needs no API key.
+"""
+WEATHER_ZH = """# 天气查询
+
+用户问北京的天气时，模型调用 weather 工具，工具返回气温和风速。广州也可以查询。
+"""
+NOTES_TXT = """Meeting notes
+
+We agreed to ship the calculator first and the web fetcher later.
+"""
+
+
+@pytest.fixture(autouse=True)
+def state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("REACT_AGENT_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.delenv("REACT_AGENT_KB_DIR", raising=False)
+    return tmp_path / "state"
+
+
+@pytest.fixture
+def corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "kb"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "checkpoints.md").write_text(CHECKPOINTS, encoding="utf-8")
+    (folder / "tools.md").write_text(TOOLS, encoding="utf-8")
+    (folder / "sub" / "weather-zh.md").write_text(WEATHER_ZH, encoding="utf-8")
+    (folder / "notes.txt").write_text(NOTES_TXT, encoding="utf-8")
+    (folder / "image.png").write_bytes(b"\x89PNG checkpoint")
+    (folder / ".hidden.md").write_text("# Hidden\ncheckpoint secret", encoding="utf-8")
+    monkeypatch.setenv("REACT_AGENT_KB_DIR", str(folder))
+    return folder
+
+
+def rewrite(path: Path, text: str) -> None:
+    """Write `text` and move the mtime forward, as an editor saving later would."""
+    before = path.stat().st_mtime_ns if path.exists() else 0
+    path.write_text(text, encoding="utf-8")
+    os.utime(path, ns=(before + 2_000_000_000, before + 2_000_000_000))
+
+
+def test_search_returns_file_title_and_excerpt(corpus: Path) -> None:
+    assert search_knowledge("checkpoint resume") == (
+        "1. checkpoints.md — Checkpoints\n"
+        "The agent saves a checkpoint after every step, so a thread can resume "
+        "after a crash."
+    )
+
+
+def test_index_lives_in_the_state_dir(corpus: Path, state: Path) -> None:
+    search_knowledge("checkpoint")
+    files = list((state / "knowledge").glob("*.sqlite"))
+    assert files == [index_path(corpus)]
+    with sqlite3.connect(files[0]) as conn:
+        paths = sorted(row[0] for row in conn.execute("SELECT path FROM documents"))
+    assert paths == ["checkpoints.md", "notes.txt", "sub/weather-zh.md", "tools.md"]
+
+
+def test_each_folder_has_its_own_index(corpus: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    assert index_path(other) != index_path(corpus)
+
+
+def test_no_match(corpus: Path) -> None:
+    assert search_knowledge("zebra migration") == (
+        f"No documents in {corpus} match 'zebra migration'."
+    )
+
+
+def test_titles_from_headings_and_file_names(corpus: Path) -> None:
+    result = search_knowledge("calculator")
+    assert result.startswith("1. notes.txt — Meeting notes\n")
+    (corpus / "plain.txt").write_text("no heading here\nabout zeppelins\n", encoding="utf-8")
+    assert search_knowledge("zeppelins").startswith("1. plain.txt — plain.txt\n")
+
+
+def test_changed_file_is_reindexed(corpus: Path) -> None:
+    assert search_knowledge("airship").startswith("No documents")
+    rewrite(corpus / "tools.md", "# Tool configuration\n\nThe airship tool is new.\n")
+    assert search_knowledge("airship") == (
+        "1. tools.md — Tool configuration\nThe airship tool is new."
+    )
+    assert "REACT_AGENT_TOOLS" not in search_knowledge("tool")
+
+
+def test_same_size_edit_is_seen_through_mtime(corpus: Path) -> None:
+    path = corpus / "notes.txt"
+    new = NOTES_TXT.replace("calculator", "calcul8tor")
+    assert len(new) == len(NOTES_TXT)
+    rewrite(path, new)
+    assert search_knowledge("calcul8tor").startswith("1. notes.txt — Meeting notes")
+
+
+def test_deleted_and_added_files(corpus: Path) -> None:
+    assert search_knowledge("checkpoint").startswith("1. checkpoints.md")
+    (corpus / "checkpoints.md").unlink()
+    assert search_knowledge("checkpoint") == f"No documents in {corpus} match 'checkpoint'."
+    rewrite(corpus / "resume.md", "# Resume\ncheckpoint")
+    assert search_knowledge("checkpoint") == "1. resume.md — Resume\ncheckpoint"
+
+
+def test_hidden_and_non_text_files_are_skipped(corpus: Path) -> None:
+    assert "secret" not in search_knowledge("checkpoint")
+    assert "image.png" not in search_knowledge("checkpoint")
+
+
+def test_two_character_chinese_word_uses_like(corpus: Path) -> None:
+    assert query_terms("北京") == [knowledge.Term("北京", fts=False)]
+    result = search_knowledge("北京")
+    assert result.startswith("1. sub/weather-zh.md — 天气查询\n")
+    assert "北京的天气" in result
+
+
+def test_chinese_terms_of_three_or_more_characters_use_fts(corpus: Path) -> None:
+    terms = query_terms("天气查询")
+    assert knowledge.Term("天气查询", fts=True) in terms
+    assert search_knowledge("天气查询").startswith("1. sub/weather-zh.md — 天气查询\n")
+    assert search_knowledge("weather 工具").startswith("1. sub/weather-zh.md")
+
+
+def test_a_chinese_question_finds_the_document(corpus: Path) -> None:
+    # No document contains the whole question; its two-character words still match.
+    result = search_knowledge("广州的天气怎么样？")
+    assert result.startswith("1. sub/weather-zh.md — 天气查询\n")
+
+
+def test_short_latin_words_and_case(corpus: Path) -> None:
+    assert search_knowledge("API KEY").startswith("1. tools.md — Tool configuration\n")
+    assert search_knowledge("CHECKPOINT").startswith("1. checkpoints.md")
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        'checkpoint" OR "',
+        "NEAR(checkpoint resume)",
+        "checkpoint*",
+        "-checkpoint",
+        "^check AND",
+        "a:b",
+        "'; DROP TABLE documents; --",
+        "check_point 100%",
+    ],
+)
+def test_query_text_never_becomes_fts_syntax(corpus: Path, query: str) -> None:
+    result = search_knowledge(query)
+    assert result.startswith(("1. ", "No documents"))
+    assert search_knowledge("checkpoint").startswith("1. checkpoints.md")
+
+
+def test_query_without_words_is_refused(corpus: Path) -> None:
+    with pytest.raises(ToolException) as caught:
+        search_knowledge("?!  …")
+    assert str(caught.value) == "The search text '?! …' has no words to search for."
+
+
+def test_missing_folder_names_the_folder_and_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    missing = tmp_path / "nope"
+    monkeypatch.setenv("REACT_AGENT_KB_DIR", str(missing))
+    with pytest.raises(ToolException) as caught:
+        search_knowledge("anything")
+    assert str(caught.value) == (
+        f"Knowledge base folder {missing} does not exist; set REACT_AGENT_KB_DIR to a folder "
+        f"of .md or .txt files."
+    )
+
+
+def test_corrupt_index_is_rebuilt(corpus: Path) -> None:
+    path = index_path(corpus)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"this is not a database" * 100)
+    assert search_knowledge("checkpoint").startswith("1. checkpoints.md")
+
+
+def test_locked_index_falls_back_to_the_existing_index(
+    corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert search_knowledge("checkpoint").startswith("1. checkpoints.md")
+    monkeypatch.setattr(knowledge, "BUSY_TIMEOUT_S", 0.05)
+    rewrite(corpus / "tools.md", "# Tool configuration\n\nballoon checkpoint\n")
+    holder = sqlite3.connect(index_path(corpus), isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")  # another process is re-indexing
+        result = search_knowledge("checkpoint")
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert result.startswith("1. checkpoints.md")
+    assert "balloon" not in result  # stale, but answered
+    assert "balloon" in search_knowledge("balloon")  # once the lock is gone the change shows
+
+
+def test_concurrent_searches_on_a_fresh_index(corpus: Path) -> None:
+    results: list[str] = []
+    errors: list[BaseException] = []
+
+    def worker() -> None:
+        try:
+            results.append(search_knowledge("checkpoint resume"))
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert len(set(results)) == 1 and results[0].startswith("1. checkpoints.md")
+    with sqlite3.connect(index_path(corpus)) as conn:
+        assert conn.execute("SELECT count(*) FROM documents").fetchone()[0] == 4
+
+
+def test_the_sample_corpus_answers_sample_questions() -> None:
+    assert search_knowledge("resume a conversation after a crash").startswith(
+        "1. checkpoints.md — Checkpoints and resuming a conversation\n"
+    )
+    assert search_knowledge("天气查询").startswith("1. weather-zh.md — 天气查询与 ReAct 模式\n")
+    assert search_knowledge("REACT_AGENT_FETCH_ALLOW").startswith(
+        ("1. troubleshooting.txt", "1. tools-and-configuration.md")
+    )
+    assert search_knowledge("Thought Action Observation").startswith("1. react-loop.md")
+    assert SAMPLE_DIR.is_dir() and len(list(SAMPLE_DIR.glob("*.md"))) >= 4
+
+
+async def test_tool_ainvoke(corpus: Path) -> None:
+    result = await knowledge_search.ainvoke({"query": "checkpoint"})
+    assert result.startswith("1. checkpoints.md — Checkpoints\n")
+    assert knowledge_search.invoke({"query": "checkpoint"}) == result
+
+
+@pytest.mark.parametrize(
+    ("text", "title"),
+    [
+        ("# Heading one\nbody", "Heading one"),
+        ("intro\n\n## Second level ##\n", "Second level"),
+        ("Setext title\n=====\nbody", "Setext title"),
+        ("---\ntitle: From front matter\n---\n# Heading", "From front matter"),
+        ("---\ndate: 2025\n---\n# After front matter", "After front matter"),
+        ("no heading at all", "file.md"),
+    ],
+)
+def test_document_title(text: str, title: str) -> None:
+    assert document_title(text, "file.md") == title
+
+
+def test_query_terms() -> None:
+    assert query_terms("ReAct 模式") == [
+        knowledge.Term("react", fts=True),
+        knowledge.Term("模式", fts=False),
+    ]
+    assert query_terms("北京天气") == [
+        knowledge.Term("北京天气", fts=True),
+        knowledge.Term("北京", fts=False),
+        knowledge.Term("京天", fts=False),
+        knowledge.Term("天气", fts=False),
+    ]
+    assert query_terms("a") == [knowledge.Term("a", fts=False)]
+    assert query_terms("a big cat") == [
+        knowledge.Term("big", fts=True),
+        knowledge.Term("cat", fts=True),
+    ]
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(query=st.text(max_size=40))
+def test_any_query_text_gives_a_result_or_the_no_words_error(corpus: Path, query: str) -> None:
+    try:
+        result = search_knowledge(query)
+    except ToolException as exc:
+        assert str(exc) == "Give some words to search the knowledge base for." or str(exc).endswith(
+            "has no words to search for."
+        )
+    else:
+        assert result.startswith(("1. ", "No documents in "))

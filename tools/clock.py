@@ -1,0 +1,115 @@
+"""The current date and time in an IANA time zone.
+
+Models do not know what time it is; this tool tells them. "Now" comes from a `ContextVar` so
+tests can fix it with `fixed_now(datetime(...))` without patching anything.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import zoneinfo
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from datetime import UTC, datetime, timedelta, tzinfo
+
+from langchain_core.tools import StructuredTool, ToolException
+from pydantic import BaseModel, Field
+
+EXAMPLE_ZONES = ("UTC", "Asia/Shanghai", "Europe/London", "America/New_York", "Asia/Tokyo")
+_ALIASES = {"utc": "UTC", "z": "UTC", "gmt": "UTC", "zulu": "UTC", "etc/utc": "Etc/UTC"}
+
+_now: ContextVar[Callable[[], datetime]] = ContextVar(
+    "react_agent_clock_now", default=lambda: datetime.now(UTC)
+)
+
+
+@contextlib.contextmanager
+def fixed_now(moment: datetime) -> Iterator[None]:
+    """Make `current_time` report `moment` (an aware datetime; a naive one is taken as UTC)."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    token = _now.set(lambda: moment)
+    try:
+        yield
+    finally:
+        _now.reset(token)
+
+
+@functools.cache
+def _zones_by_folded_name() -> dict[str, str]:
+    """Every available zone by its case-folded full name and by its last part ('new york')."""
+    table: dict[str, str] = {}
+    for name in sorted(zoneinfo.available_timezones()):
+        table.setdefault(name.casefold(), name)
+    for name in sorted(zoneinfo.available_timezones()):
+        city = name.rsplit("/", 1)[-1].replace("_", " ").casefold()
+        if "/" in name:
+            table.setdefault(city, name)
+    return table
+
+
+def resolve_zone(name: str) -> tuple[str, tzinfo]:
+    """('Asia/Shanghai', ZoneInfo) for an IANA name in any case, or a city part like 'Tokyo'."""
+    text = name.strip() or "UTC"
+    candidates = [text, _ALIASES.get(text.casefold(), "")]
+    if "/" not in text and not text.startswith("."):
+        candidates.append(_zones_by_folded_name().get(text.replace("_", " ").casefold(), ""))
+    elif ".." not in text:
+        candidates.append(_zones_by_folded_name().get(text.casefold(), ""))
+    for candidate in candidates:
+        if not candidate:
+            continue
+        try:
+            return candidate, zoneinfo.ZoneInfo(candidate)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
+            continue
+    raise ToolException(
+        f"Unknown time zone {name!r}; use an IANA name such as {', '.join(EXAMPLE_ZONES)}."
+    )
+
+
+def _offset(delta: timedelta | None) -> str:
+    minutes = int((delta or timedelta()).total_seconds() // 60)
+    sign = "+" if minutes >= 0 else "-"
+    hours, minutes = divmod(abs(minutes), 60)
+    return f"UTC{sign}{hours:02d}:{minutes:02d}"
+
+
+def describe_time(timezone: str = "UTC", now: datetime | None = None) -> str:
+    """'2026-11-22 21:05:03 CST (Asia/Shanghai, UTC+08:00), Sunday'."""
+    zone_name, zone = resolve_zone(timezone)
+    moment = (now or _now.get()()).astimezone(zone)
+    abbreviation = moment.tzname() or zone_name
+    return (
+        f"{moment:%Y-%m-%d %H:%M:%S} {abbreviation} "
+        f"({zone_name}, {_offset(moment.utcoffset())}), {moment:%A}"
+    )
+
+
+class CurrentTimeInput(BaseModel):
+    timezone: str = Field(
+        default="UTC",
+        description="An IANA time zone such as 'Asia/Shanghai' or 'Europe/Paris'; default UTC.",
+    )
+
+
+def _current_time(timezone: str = "UTC") -> str:
+    return describe_time(timezone)
+
+
+async def _acurrent_time(timezone: str = "UTC") -> str:
+    return describe_time(timezone)
+
+
+current_time = StructuredTool.from_function(
+    func=_current_time,
+    coroutine=_acurrent_time,
+    name="current_time",
+    description=(
+        "Get the current date, time and weekday in a time zone (IANA name like "
+        "'Asia/Shanghai' or 'America/New_York'; default UTC). Use it whenever the answer "
+        "depends on today's date or the time now; never guess the date."
+    ),
+    args_schema=CurrentTimeInput,
+)
