@@ -8,6 +8,7 @@ START -> think -(act)-> act (one task per tool call) -> observe -(continue)-> th
 from __future__ import annotations
 
 import contextlib
+import importlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -35,7 +36,11 @@ def route_after_think(state: AgentState) -> list[Send] | str:
     decision = state.get("decision")
     if decision == "act":
         step = state.get("iteration", 0) + 1
-        return [Send("act", {"call": call, "step": step}) for call in state.get("pending", [])]
+        approve = state.get("approve") or []
+        return [
+            Send("act", {"call": call, "step": step, "approve": approve})
+            for call in state.get("pending", [])
+        ]
     if decision == "invalid":
         return "observe"
     if decision == "stopped":  # the recursion limit left no room even for finish
@@ -48,9 +53,35 @@ def route_after_observe(state: AgentState) -> str:
 
 
 def registry_tools(names: list[str] | None) -> list[BaseTool]:
+    """Built-in tools by name, plus `package.module:attribute` entries naming your own tool or
+    list of tools (so the command line and the server can load them too)."""
     from tools import default_tools, load_tools
 
-    return load_tools(names) if names else default_tools()
+    if not names:
+        return default_tools()
+    loaded: list[BaseTool] = []
+    for name in names:
+        loaded += import_tools(name) if ":" in name else load_tools([name])
+    return list({tool.name: tool for tool in loaded}.values())
+
+
+def import_tools(spec: str) -> list[BaseTool]:
+    """The tool, or list of tools, at `package.module:attribute`."""
+    module_name, _, attribute = spec.partition(":")
+    try:
+        value = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"Cannot load tools from {spec!r}: {exc}.") from None
+    found = (
+        [value]
+        if isinstance(value, BaseTool)
+        else list(value)
+        if isinstance(value, (list, tuple))
+        else []
+    )
+    if not found or not all(isinstance(tool, BaseTool) for tool in found):
+        raise ValueError(f"{spec!r} is not a LangChain tool or a list of them.")
+    return found
 
 
 def build_graph(

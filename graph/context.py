@@ -67,6 +67,12 @@ class AgentContext(BaseModel):
         default=None,
         description="Built-in tools to offer, by name; empty means all (env REACT_AGENT_TOOLS).",
     )
+    approve: list[str] = Field(
+        default_factory=list,
+        description="Tools whose calls pause for a person's approval first, by name; '*' means "
+        "all (env REACT_AGENT_APPROVE). Tools can also ask for it themselves with "
+        "metadata={'requires_approval': True}.",
+    )
     observation_limit: int = Field(
         default=4000,
         ge=100,
@@ -101,13 +107,15 @@ class AgentContext(BaseModel):
         "from what it has (env REACT_AGENT_ANSWER_ON_LIMIT).",
     )
 
-    @field_validator("tools", mode="before")
+    @field_validator("tools", "approve", mode="before")
     @classmethod
-    def _split_names(cls, value: Any) -> Any:
+    def _split_names(cls, value: Any, info: Any) -> Any:
         if isinstance(value, str):
             value = [part.strip() for part in value.split(",")]
         if isinstance(value, list):
-            value = [name for name in value if isinstance(name, str) and name.strip()] or None
+            value = [name for name in value if isinstance(name, str) and name.strip()]
+            if not value and info.field_name == "tools":
+                return None
         return value
 
     @field_validator("base_url", "system_prompt", mode="before")
@@ -125,6 +133,7 @@ ENV_VARS: dict[str, str] = {
     "temperature": "REACT_AGENT_TEMPERATURE",
     "system_prompt": "REACT_AGENT_SYSTEM_PROMPT",
     "tools": "REACT_AGENT_TOOLS",
+    "approve": "REACT_AGENT_APPROVE",
     "observation_limit": "REACT_AGENT_OBSERVATION_LIMIT",
     "tool_timeout": "REACT_AGENT_TOOL_TIMEOUT",
     "max_invalid": "REACT_AGENT_MAX_INVALID",

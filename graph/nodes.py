@@ -19,9 +19,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
-from langgraph.types import Overwrite
+from langgraph.types import Overwrite, interrupt
 
 from graph import models, prompts, protocols
+from graph.approval import approval_request, needs_approval, read_verdict, rejection_message
 from graph.context import AgentContext, ConfigError, resolve_context
 from graph.state import ActInput, AgentState, PendingCall, Step, ToolResult, Usage
 from graph.tool_runner import run_tool_call
@@ -120,6 +121,8 @@ class AgentNodes:
         update = dict(reset)
         if fell_back or view.get("protocol") != chosen:
             update["protocol"] = chosen
+        if list(view.get("approve") or []) != ctx.approve:
+            update["approve"] = ctx.approve  # rides along with each call: resumes keep it
         return Plan(
             ctx,
             update,
@@ -262,22 +265,34 @@ class AgentNodes:
         }
 
     # -- act -------------------------------------------------------------------------------
-    def _act_setup(self, runtime: Runtime[AgentContext]) -> tuple[dict[str, BaseTool], float]:
+    def _act_setup(
+        self, payload: ActInput, runtime: Runtime[AgentContext]
+    ) -> tuple[PendingCall, dict[str, BaseTool], float]:
+        """The call as it will run: after approval (a pause), possibly edited or rejected."""
         ctx = self.context(runtime)
-        return {t.name: t for t in self.tools(ctx)}, ctx.tool_timeout
+        tools = {t.name: t for t in self.tools(ctx)}
+        call = payload["call"]
+        policy = {*ctx.approve, *payload.get("approve", [])}
+        if "error" not in call and needs_approval(tools.get(call["name"]), policy):
+            verdict = read_verdict(interrupt(approval_request(call)))
+            if verdict.action == "edit":
+                call = {**call, "args": verdict.args}
+            elif verdict.action == "reject":
+                call = {**call, "error": rejection_message(call, verdict.reason)}
+        return call, tools, ctx.tool_timeout
 
     def act(
         self, payload: ActInput, config: RunnableConfig, runtime: Runtime[AgentContext]
     ) -> dict[str, Any]:
-        tools, timeout = self._act_setup(runtime)
-        result = run_coroutine(run_tool_call(payload["call"], tools, timeout, config))
+        call, tools, timeout = self._act_setup(payload, runtime)
+        result = run_coroutine(run_tool_call(call, tools, timeout, config))
         return {"results": [result]}
 
     async def aact(
         self, payload: ActInput, config: RunnableConfig, runtime: Runtime[AgentContext]
     ) -> dict[str, Any]:
-        tools, timeout = self._act_setup(runtime)
-        result = await run_tool_call(payload["call"], tools, timeout, config)
+        call, tools, timeout = self._act_setup(payload, runtime)
+        result = await run_tool_call(call, tools, timeout, config)
         return {"results": [result]}
 
     # -- observe ---------------------------------------------------------------------------

@@ -90,6 +90,7 @@ class AgentState(OutputState, total=False):
     usage: Usage | None
     protocol: str | None
     pending: list[PendingCall]
+    approve: list[str]  # the approval policy the run started with
     note: str | None
     results: Annotated[list[ToolResult], collect]
     iteration: int
@@ -102,3 +103,4 @@ class ActInput(TypedDict):
 
     call: PendingCall
     step: int
+    approve: NotRequired[list[str]]

@@ -3,39 +3,28 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.cli import cli_env, run_cli
 from tests.support.openai_server import Reply, ScriptedOpenAIServer
 
-CLI = str(Path(sys.executable).parent / "react-agent")
-CALC = 'Thought: I should use the calculator.\nAction: calculator\nAction Input: {"expression": "17 * 23"}'
+CALC = (
+    'Thought: I should use the calculator.\nAction: calculator\nAction Input: {"expression": '
+    '"17 * 23"}'
+)
 DONE = "Thought: The calculator says 391.\nFinal Answer: 17 * 23 = 391"
 
 
-def react_agent(
-    *args: str, env: dict[str, str], timeout: float = 60
-) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [CLI, *args], env=env, capture_output=True, text=True, timeout=timeout, check=False
-    )
+def react_agent(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return run_cli(*args, env=env)
 
 
 @pytest.fixture
 def env(openai_server: ScriptedOpenAIServer, tmp_path: Path) -> dict[str, str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "REACT_AGENT_"))}
-    return {
-        **clean,
-        "OPENAI_BASE_URL": openai_server.base_url,
-        "OPENAI_API_KEY": "sk-cli-test",
-        "REACT_AGENT_STATE_DIR": str(tmp_path / "state"),
-        "NO_COLOR": "1",
-        "COLUMNS": "200",
-    }
+    return cli_env(openai_server.base_url, tmp_path / "state")
 
 
 def test_ask_streams_each_step_and_exits_zero(

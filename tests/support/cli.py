@@ -1,0 +1,57 @@
+"""Running `react-agent` as a subprocess, as a user does, with an isolated environment."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+CLI = str(Path(sys.executable).parent / "react-agent")
+REPO = Path(__file__).resolve().parents[2]
+POSTGRES_URL = os.environ.get(
+    "REACT_AGENT_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
+)
+
+
+def cli_env(base_url: str, state_dir: Path, **extra: str) -> dict[str, str]:
+    """The user's environment minus any agent or OpenAI settings, pointed at a test endpoint."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "REACT_AGENT_"))}
+    return {
+        **clean,
+        "OPENAI_BASE_URL": base_url,
+        "OPENAI_API_KEY": "sk-cli-test",
+        "REACT_AGENT_STATE_DIR": str(state_dir),
+        "PYTHONPATH": str(REPO),  # so `--tools tests.support.crash_tools:TOOLS` imports
+        "NO_COLOR": "1",
+        "COLUMNS": "200",
+        **extra,
+    }
+
+
+def run_cli(
+    *args: str, env: dict[str, str], stdin: str | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [CLI, *args],
+        env=env,
+        input=stdin if stdin is not None else "",
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        cwd=REPO,
+    )
+
+
+def start_cli(*args: str, env: dict[str, str]) -> subprocess.Popen:
+    """A CLI run in the background (for kill -9 and concurrency tests)."""
+    return subprocess.Popen(
+        [CLI, *args],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+    )
