@@ -12,8 +12,8 @@ import json
 import os
 import sys
 import uuid
-from collections.abc import Callable
-from typing import Annotated, Any
+from collections.abc import Callable, Coroutine
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -34,6 +34,7 @@ app = typer.Typer(
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
+T = TypeVar("T")
 EXIT = {"answered": 0, "error": 1, "usage": 2, "max_steps": 3, "paused": 4, "busy": 5}
 
 Thread = Annotated[str | None, typer.Option("--thread", "-t", help="Thread id to continue.")]
@@ -219,12 +220,28 @@ def _report(values: dict[str, Any], thread_id: str, paused: bool, as_json: bool)
     raise Stop("", EXIT.get(status, 1))
 
 
-def _interrupted(thread_id: str) -> Stop:
-    return Stop(
-        f"\nInterrupted. The run is saved; continue it with: react-agent resume --thread "
-        f"{thread_id}",
-        130,
-    )
+def _run_turns(coro: Coroutine[Any, Any, T], thread_id: str) -> T:
+    """Run the agent; on Ctrl-C say how to resume and leave at once.
+
+    Every finished step is already checkpointed (durability "sync"). A tool still running in a
+    worker thread cannot be cancelled, and waiting for it would make Ctrl-C hang, so the process
+    exits without waiting; that call runs again on resume (at least once, like a crash).
+    """
+    loop = asyncio.new_event_loop()
+    try:
+        result = loop.run_until_complete(coro)
+    except KeyboardInterrupt:
+        err.print(
+            f"\nInterrupted. The run is saved; continue it with: react-agent resume --thread "
+            f"{thread_id}"
+        )
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
+    loop.run_until_complete(loop.shutdown_asyncgens())
+    loop.run_until_complete(loop.shutdown_default_executor())
+    loop.close()
+    return result
 
 
 @app.command()
@@ -258,12 +275,9 @@ def ask(
             payload = {"messages": [("user", question)]}
             return await session.drive(payload, {"configurable": {"thread_id": thread_id}})
 
-        try:
-            values, paused = asyncio.run(
-                _open_thread(checkpointer, settings, thread_id, as_json, turn)
-            )
-        except KeyboardInterrupt:
-            raise _interrupted(thread_id) from None
+        values, paused = _run_turns(
+            _open_thread(checkpointer, settings, thread_id, as_json, turn), thread_id
+        )
         _report(values, thread_id, paused, as_json)
 
     _command(body)
@@ -309,10 +323,7 @@ def chat(
                 if values.get("status") == "error":
                     err.print(f"[bold red]error:[/] {values.get('error')}")
 
-        try:
-            asyncio.run(_open_thread(checkpointer, settings, thread_id, False, conversation))
-        except KeyboardInterrupt:
-            raise _interrupted(thread_id) from None
+        _run_turns(_open_thread(checkpointer, settings, thread_id, False, conversation), thread_id)
         err.print(
             f"[dim]thread {thread_id} · continue with: react-agent chat --thread {thread_id}[/]"
         )
@@ -356,10 +367,9 @@ def resume(
                 )
             return await session.drive(None, target)
 
-        try:
-            values, paused = asyncio.run(_open_thread(checkpointer, settings, thread, as_json, go))
-        except KeyboardInterrupt:
-            raise _interrupted(thread) from None
+        values, paused = _run_turns(
+            _open_thread(checkpointer, settings, thread, as_json, go), thread
+        )
         _report(values, thread, paused, as_json)
 
     _command(body)
@@ -464,10 +474,9 @@ def replay(
             err.print(f"[dim]forking thread {thread} from checkpoint {checkpoint}[/]")
             return await session.drive(None, config)
 
-        try:
-            values, paused = asyncio.run(_open_thread(checkpointer, settings, thread, as_json, go))
-        except KeyboardInterrupt:
-            raise _interrupted(thread) from None
+        values, paused = _run_turns(
+            _open_thread(checkpointer, settings, thread, as_json, go), thread
+        )
         _report(values, thread, paused, as_json)
 
     _command(body)

@@ -308,3 +308,47 @@ def test_database_down_is_one_sentence(env: dict) -> None:
 def test_bad_checkpointer_url(env: dict) -> None:
     done = run_cli("threads", "--checkpointer", "sqlite://", env=env)
     assert done.returncode == 2 and "names no file" in done.stderr
+
+
+def test_ctrl_c_stops_cleanly_and_says_how_to_resume(
+    openai_server: ScriptedOpenAIServer, env: dict, thread: str, calls_file: Path
+) -> None:
+    openai_server.add(
+        Reply(tool_calls=[ToolCall("sleepy", {"label": "nap"})]), Reply(content="Rested.")
+    )
+    args = ["--thread", thread, "--tools", TOOLS]
+    worker = start_cli("ask", "nap", *args, env={**env, "SLEEPY_SECONDS": "60"})
+    try:
+        wait_for(lambda: "sleepy-start:nap" in calls(calls_file), what="the tool to start")
+        worker.send_signal(signal.SIGINT)
+        _, stderr = worker.communicate(timeout=30)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+    assert worker.returncode == 130
+    assert (
+        f"Interrupted. The run is saved; continue it with: react-agent resume --thread {thread}"
+        in stderr
+    )
+    assert "Traceback" not in stderr
+    done = run_cli("resume", *args, "--json", env={**env, "SLEEPY_SECONDS": "0"})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["answer"] == "Rested."
+
+
+def test_chat_keeps_one_thread(openai_server: ScriptedOpenAIServer, env: dict, thread: str) -> None:
+    openai_server.add(Reply(content="Hello, Ada."), Reply(content="You are Ada."))
+    done = run_cli(
+        "chat",
+        "--thread",
+        thread,
+        "--protocol",
+        "native",
+        env=env,
+        stdin="I am Ada.\n\nWho am I?\n/exit\n",
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["Final Answer: Hello, Ada.", "Final Answer: You are Ada."]
+    sent = [m["content"] for m in openai_server.chat_requests[1].body["messages"][1:]]
+    assert sent == ["I am Ada.", "Hello, Ada.", "Who am I?"]
+    assert f"continue with: react-agent chat --thread {thread}" in done.stderr
