@@ -11,8 +11,9 @@ LangGraph server supplies its own checkpointer). Importing it needs no key and n
 """
 
 from graph.agent import build_graph, recursion_limit_for
-from graph.context import AgentContext, ConfigError
+from graph.context import AgentContext, ConfigError, load_env_file
 
+load_env_file()  # .env in the working directory (or above); never overrides the environment
 graph = build_graph()
 
 __all__ = ["AgentContext", "ConfigError", "build_graph", "graph", "recursion_limit_for"]

@@ -26,8 +26,13 @@ _TOOLS_UNSUPPORTED = re.compile(
 )
 
 
-class ModelUnavailable(RuntimeError):
-    """The model endpoint failed in a way retries did not fix; the message says what to check."""
+# Models served without function calling: `auto` starts them on the text protocol instead of
+# spending a rejected request to find out. Anything else is tried natively first.
+TEXT_ONLY_MODELS = re.compile(r"deepseek-(r1|reasoner)|\bqwq\b|\bo1-(mini|preview)\b", re.I)
+
+
+def known_text_only(model: str) -> bool:
+    return bool(TEXT_ONLY_MODELS.search(model))
 
 
 def resolve_model(ctx: AgentContext, env: Mapping[str, str] | None = None) -> BaseChatModel:

@@ -111,7 +111,7 @@ class AgentNodes:
         chosen = protocol or view.get("protocol") or ctx.protocol
         fell_back = chosen == "text" and ctx.protocol == "auto"
         if chosen == "auto":
-            chosen = "native"
+            chosen = "text" if models.known_text_only(ctx.model) else "native"
         offered = [] if wrap_up else tools
         messages = protocols.request_messages(
             chosen, view.get("messages", []), tools, ctx.system_prompt, self._prompts

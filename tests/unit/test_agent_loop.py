@@ -487,3 +487,11 @@ def test_token_usage_is_recorded_once_per_iteration() -> None:
     out = agent.invoke({"messages": [("user", "go")]})
     usages = [s["usage"] for s in out["steps"] if s["kind"] == "action"]
     assert usages == [{"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}, None]
+
+
+def test_auto_starts_known_text_only_models_on_the_text_protocol() -> None:
+    model = ScriptedChatModel([answer("text", "42")])
+    agent = build_graph(model=model, tools=TOOLS, protocol="auto")
+    out = agent.invoke({"messages": [("user", "?")]}, context={"model": "deepseek-r1"})
+    assert out["answer"] == "42" and out["steps"][0]["protocol"] == "text"
+    assert model.requests[0].stop == ["Observation:"] and not model.requests[0].tools
