@@ -23,7 +23,7 @@ from langgraph.types import Send
 
 from graph.context import AgentContext, ConfigError, resolve_context
 from graph.nodes import AgentNodes
-from graph.state import AgentState, InputState, OutputState
+from graph.state import AgentState, InputState, OutputState, flat
 
 
 def recursion_limit_for(max_steps: int) -> int:
@@ -33,13 +33,30 @@ def recursion_limit_for(max_steps: int) -> int:
 
 
 def route_after_think(state: AgentState) -> list[Send] | str:
+    state = flat(state)
     decision = state.get("decision")
     if decision == "act":
-        step = state.get("iteration", 0) + 1
-        approve = state.get("approve") or []
+        shared = {
+            "step": state.get("iteration", 0) + 1,
+            "protocol": state.get("protocol") or "native",
+            "thought": state.get("thought", ""),
+            "approve": state.get("approve") or [],
+        }
         return [
-            Send("act", {"call": call, "step": step, "approve": approve})
-            for call in state.get("pending", [])
+            Send(
+                "act",
+                {
+                    "call": call,
+                    "index": index,
+                    **shared,
+                    **(
+                        {"usage": state.get("usage"), "note": state.get("note")}
+                        if index == 0
+                        else {}
+                    ),
+                },
+            )
+            for index, call in enumerate(state.get("pending", []))
         ]
     if decision == "invalid":
         return "observe"
@@ -49,7 +66,7 @@ def route_after_think(state: AgentState) -> list[Send] | str:
 
 
 def route_after_observe(state: AgentState) -> str:
-    return "think" if state.get("decision") in ("continue", "wrap_up") else "finish"
+    return "think" if flat(state).get("decision") in ("continue", "wrap_up") else "finish"
 
 
 def registry_tools(names: list[str] | None) -> list[BaseTool]:

@@ -8,12 +8,15 @@ database that cannot be reached is one sentence, raised as `ConfigError`.
 from __future__ import annotations
 
 import os
+import sqlite3
+import zlib
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from urllib.parse import urlparse
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from graph.context import ConfigError
 
@@ -80,6 +83,28 @@ def _postgres_error(url: str, exc: Exception) -> ConfigError:
     )
 
 
+class _Zlib:
+    """A "cipher" for LangGraph's `EncryptedSerializer` that compresses instead of encrypting:
+    the serializer's own extension point, so stored blobs stay readable by LangGraph and rows
+    written without it still load."""
+
+    def encrypt(self, plaintext: bytes) -> tuple[str, bytes]:
+        packed = zlib.compress(plaintext, 6)
+        return ("zlib", packed) if len(packed) < len(plaintext) else ("raw", plaintext)
+
+    def decrypt(self, ciphername: str, ciphertext: bytes) -> bytes:
+        return zlib.decompress(ciphertext) if ciphername == "zlib" else ciphertext
+
+
+def compressed_serde() -> SerializerProtocol:
+    """JSON-plus serialization with zlib: checkpoints repeat channel names and versions and
+    observations are text, so blobs shrink severalfold. Pass it to any saver as `serde=`."""
+    from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    return EncryptedSerializer(_Zlib(), JsonPlusSerializer())
+
+
 @contextmanager
 def open_saver(url: str | None = None) -> Iterator[BaseCheckpointSaver]:
     """A sync saver for the URL (default: the SQLite file under the state folder)."""
@@ -92,21 +117,26 @@ def open_saver(url: str | None = None) -> Iterator[BaseCheckpointSaver]:
     elif kind == "sqlite":
         from langgraph.checkpoint.sqlite import SqliteSaver
 
-        with SqliteSaver.from_conn_string(str(sqlite_path(url))) as saver:
-            yield saver
+        conn = sqlite3.connect(str(sqlite_path(url)), check_same_thread=False)
+        try:
+            yield SqliteSaver(conn, serde=compressed_serde())
+        finally:
+            conn.close()
     else:
+        import psycopg
         from langgraph.checkpoint.postgres import PostgresSaver
+        from psycopg.rows import dict_row
 
         try:
-            manager = PostgresSaver.from_conn_string(url)
-            saver = manager.__enter__()
+            conn = psycopg.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row)
+            saver = PostgresSaver(conn, serde=compressed_serde())
             saver.setup()
         except Exception as exc:
             raise _postgres_error(url, exc) from None
         try:
             yield saver
         finally:
-            manager.__exit__(None, None, None)
+            conn.close()
 
 
 @asynccontextmanager
@@ -119,15 +149,16 @@ async def open_async_saver(url: str | None = None) -> AsyncIterator[BaseCheckpoi
 
         yield InMemorySaver()
     elif kind == "sqlite":
+        import aiosqlite
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-        async with AsyncSqliteSaver.from_conn_string(str(sqlite_path(url))) as saver:
-            yield saver
+        async with aiosqlite.connect(str(sqlite_path(url))) as conn:
+            yield AsyncSqliteSaver(conn, serde=compressed_serde())
     else:
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
         try:
-            manager = AsyncPostgresSaver.from_conn_string(url)
+            manager = AsyncPostgresSaver.from_conn_string(url, serde=compressed_serde())
             saver = await manager.__aenter__()
             await saver.setup()
         except Exception as exc:

@@ -14,6 +14,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import StateSnapshot
 
 from graph.prompts import MARK
+from graph.state import flat, pack
 
 
 def edited_update(values: dict[str, Any], new_input: Any, index: int = 0) -> dict[str, Any]:
@@ -67,6 +68,6 @@ async def fork_with_input(
             f"tool call (next: {', '.join(snapshot.next) or 'end'}); pick one whose next node is "
             "act (see `react-agent history`)"
         )
-    update = edited_update(snapshot.values, new_input, index)
+    update = pack(snapshot.values, edited_update(flat(snapshot.values), new_input, index))
     config = {"configurable": {"checkpoint_ns": "", **snapshot.config["configurable"]}}
     return await agent.aupdate_state(config, update, as_node="think")

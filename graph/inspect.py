@@ -11,6 +11,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.types import StateSnapshot
 
 from graph.render import excerpt, show_input
+from graph.state import flat
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ def history_rows(snapshots: Sequence[StateSnapshot]) -> list[HistoryRow]:
                 node=node,
                 checkpoint_id=snapshot.config["configurable"]["checkpoint_id"],
                 next=tuple(snapshot.next),
-                summary=summarize(node, snapshot.values or {}),
+                summary=summarize(node, flat(snapshot.values or {})),
             )
         )
     return rows
@@ -78,21 +79,21 @@ def summarize(node: str, values: dict[str, Any]) -> str:
             return f"error: {values.get('error')}"
         return f"decision: {decision}"
     if node.startswith("act"):
-        results = values.get("results", [])
+        number = values.get("iteration", 0) + 1  # observe has not counted this step yet
+        done = [s for s in values.get("steps", []) if s.get("step") == number]
         return (
             "; ".join(
-                f"{r['name']} → {excerpt(r['output'], 160)}" + (" (error)" if r["is_error"] else "")
-                for r in results
+                f"{s['tool']} → {excerpt(s.get('observation') or '', 160)}"
+                + (" (error)" if s.get("is_error") else "")
+                for s in done
             )
             or "tool calls"
         )
     if node == "observe":
         number = values.get("iteration")
         fresh = [s for s in values.get("steps", []) if s.get("step") == number]
-        return (
-            "; ".join(f"Observation: {excerpt(s.get('observation') or '', 160)}" for s in fresh)
-            or "observation"
-        )
+        shown = "; ".join(f"Observation: {excerpt(s.get('observation') or '', 160)}" for s in fresh)
+        return f"{shown} → {values.get('decision')}" if shown else f"→ {values.get('decision')}"
     if node == "finish":
         status = values.get("status")
         detail = values.get("answer") if status != "error" else values.get("error")
@@ -109,7 +110,8 @@ def last_question(messages: Sequence[BaseMessage]) -> str:
 
 def state_as_json(values: dict[str, Any]) -> str:
     """The full state, with messages as plain dicts, for `react-agent show`."""
-    plain = dict(values)
+    plain = flat(values)
+    plain.pop("run", None)
     plain["messages"] = [_message_dict(m) for m in values.get("messages", [])]
     plain.pop("remaining_steps", None)
     return json.dumps(plain, ensure_ascii=False, default=str, indent=2)

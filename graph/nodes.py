@@ -24,7 +24,7 @@ from langgraph.types import Overwrite, interrupt
 from graph import models, prompts, protocols
 from graph.approval import approval_request, needs_approval, read_verdict, rejection_message
 from graph.context import AgentContext, ConfigError, resolve_context
-from graph.state import ActInput, AgentState, PendingCall, Step, ToolResult, Usage
+from graph.state import ActInput, AgentState, PendingCall, Step, ToolResult, Usage, flat, pack
 from graph.tool_runner import run_tool_call
 
 # Supersteps a route needs after the current node to still end through `finish`.
@@ -137,6 +137,22 @@ class AgentNodes:
     def think(
         self, state: AgentState, config: RunnableConfig, runtime: Runtime[AgentContext]
     ) -> dict[str, Any]:
+        return pack(state, self._think(flat(state), config, runtime))
+
+    async def athink(
+        self, state: AgentState, config: RunnableConfig, runtime: Runtime[AgentContext]
+    ) -> dict[str, Any]:
+        return pack(state, await self._athink(flat(state), config, runtime))
+
+    def observe(self, state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
+        return pack(state, self._observe(flat(state), runtime))
+
+    def finish(self, state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
+        return pack(state, self._finish(flat(state), runtime))
+
+    def _think(
+        self, state: AgentState, config: RunnableConfig, runtime: Runtime[AgentContext]
+    ) -> dict[str, Any]:
         plan = self._plan(state, runtime)
         if plan.done:
             return plan.update
@@ -153,7 +169,7 @@ class AgentNodes:
                 return self._failed(plan, exc2)
         return self._decide(plan, reply, state, runtime)
 
-    async def athink(
+    async def _athink(
         self, state: AgentState, config: RunnableConfig, runtime: Runtime[AgentContext]
     ) -> dict[str, Any]:
         plan = self._plan(state, runtime)
@@ -267,7 +283,7 @@ class AgentNodes:
     # -- act -------------------------------------------------------------------------------
     def _act_setup(
         self, payload: ActInput, runtime: Runtime[AgentContext]
-    ) -> tuple[PendingCall, dict[str, BaseTool], float]:
+    ) -> tuple[PendingCall, dict[str, BaseTool], AgentContext]:
         """The call as it will run: after approval (a pause), possibly edited or rejected."""
         ctx = self.context(runtime)
         tools = {t.name: t for t in self.tools(ctx)}
@@ -279,114 +295,68 @@ class AgentNodes:
                 call = {**call, "args": verdict.args}
             elif verdict.action == "reject":
                 call = {**call, "error": rejection_message(call, verdict.reason)}
-        return call, tools, ctx.tool_timeout
+        return call, tools, ctx
 
     def act(
         self, payload: ActInput, config: RunnableConfig, runtime: Runtime[AgentContext]
     ) -> dict[str, Any]:
-        call, tools, timeout = self._act_setup(payload, runtime)
-        result = run_coroutine(run_tool_call(call, tools, timeout, config))
-        return {"results": [result]}
+        call, tools, ctx = self._act_setup(payload, runtime)
+        result = run_coroutine(run_tool_call(call, tools, ctx.tool_timeout, config))
+        return _observation(payload, result, ctx, runtime)
 
     async def aact(
         self, payload: ActInput, config: RunnableConfig, runtime: Runtime[AgentContext]
     ) -> dict[str, Any]:
-        call, tools, timeout = self._act_setup(payload, runtime)
-        result = await run_tool_call(call, tools, timeout, config)
-        return {"results": [result]}
+        call, tools, ctx = self._act_setup(payload, runtime)
+        result = await run_tool_call(call, tools, ctx.tool_timeout, config)
+        return _observation(payload, result, ctx, runtime)
 
     # -- observe ---------------------------------------------------------------------------
-    def observe(self, state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
+    def _observe(self, state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
+        """Count the step and route. Tool observations were already written by `act` (each
+        task writes its own, so a crash keeps every finished one); an invalid reply's
+        correction is written here."""
         ctx = self.context(runtime)
-        protocol = state.get("protocol") or "native"
         number = state.get("iteration", 0) + 1
-        write = runtime.stream_writer
-        base: Step = {
-            "step": number,
-            "protocol": protocol,
-            "thought": state.get("thought", ""),
-            "usage": state.get("usage"),
-            "note": None,
-        }
-        messages: list[BaseMessage] = []
-        steps: list[Step] = []
-        streak = 0
+        update: dict[str, Any] = {"iteration": number, "invalid_streak": 0, "pending": []}
         if state.get("decision") == "invalid":
-            streak = state.get("invalid_streak", 0) + 1
-            error = state.get("error") or "the reply could not be parsed"
-            if protocol == "text":
-                names = [t.name for t in self.tools(ctx)]
-                text = prompts.invalid_reply_observation(error, names)
-                messages.append(prompts.observation_message(text))
-            else:
-                text = prompts.native_invalid_observation(error)
-                ids = [c["id"] for c in state.get("pending", [])]
-                messages += [ToolMessage(content=text, tool_call_id=i, status="error") for i in ids]
-                if not ids:
-                    messages.append(HumanMessage(content=text))
-            steps.append(
-                {
-                    **base,
-                    "kind": "invalid",
-                    "tool": None,
-                    "tool_input": None,
-                    "observation": text,
-                    "is_error": True,
-                    "duration_ms": 0.0,
-                }
-            )
-            write({"event": "observation", "tool": None, "text": text, "is_error": True})
+            update.update(self._invalid_observation(state, ctx, number, runtime))
+        update["decision"] = _next_move(
+            number, update["invalid_streak"], ctx, state.get("remaining_steps", 10**6)
+        )
+        if state.get("note"):
+            update["note"] = None
+        return update
+
+    def _invalid_observation(
+        self, state: AgentState, ctx: AgentContext, number: int, runtime: Runtime[AgentContext]
+    ) -> dict[str, Any]:
+        protocol = state.get("protocol") or "native"
+        error = state.get("error") or "the reply could not be parsed"
+        messages: list[BaseMessage] = []
+        if protocol == "text":
+            names = [t.name for t in self.tools(ctx)]
+            text = prompts.invalid_reply_observation(error, names)
+            messages.append(prompts.observation_message(text))
         else:
-            for index, result in enumerate(_in_call_order(state)):
-                text = prompts.truncate(result["output"], ctx.observation_limit)
-                note = state.get("note") if index == 0 else None
-                if protocol == "text":
-                    shown = f"{text}\n(Note: {note})" if note else text
-                    messages.append(prompts.observation_message(shown))
-                else:
-                    messages.append(
-                        ToolMessage(
-                            content=text,
-                            tool_call_id=result["id"],
-                            name=result["name"],
-                            status="error" if result["is_error"] else "success",
-                        )
-                    )
-                steps.append(
-                    {
-                        **base,
-                        "usage": base["usage"] if index == 0 else None,
-                        "kind": "action",
-                        "tool": result["name"],
-                        "tool_input": result["args"],
-                        "observation": text,
-                        "is_error": result["is_error"],
-                        "duration_ms": result["duration_ms"],
-                        "note": note,
-                    }
-                )
-                write(
-                    {
-                        "event": "observation",
-                        "tool": result["name"],
-                        "text": text,
-                        "is_error": result["is_error"],
-                    }
-                )
-        decision = _next_move(number, streak, ctx, state.get("remaining_steps", 10**6))
+            text = prompts.native_invalid_observation(error)
+            ids = [c["id"] for c in state.get("pending", [])]
+            messages += [ToolMessage(content=text, tool_call_id=i, status="error") for i in ids]
+            if not ids:
+                messages.append(HumanMessage(content=text))
+        step = _trace_step(number, "invalid", protocol, text)
+        step.update(thought=state.get("thought", ""), usage=state.get("usage"), is_error=True)
+        runtime.stream_writer(
+            {"event": "observation", "tool": None, "text": text, "is_error": True}
+        )
         return {
             "messages": messages,
-            "steps": steps,
-            "iteration": number,
-            "invalid_streak": streak,
-            "pending": [],
-            "results": None,
-            "note": None,
-            "decision": decision,
+            "steps": [step],
+            "invalid_streak": state.get("invalid_streak", 0) + 1,
         }
 
     # -- finish ----------------------------------------------------------------------------
-    def finish(self, state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
+    def _finish(self, state: AgentState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
         try:
             ctx = self.context(runtime)
         except ConfigError:  # already reported by think as the run's error
@@ -487,9 +457,45 @@ def _usage(reply: AIMessage) -> Usage | None:
     }
 
 
-def _in_call_order(state: AgentState) -> list[ToolResult]:
-    order = {call["id"]: i for i, call in enumerate(state.get("pending", []))}
-    return sorted(state.get("results", []), key=lambda r: order.get(r["id"], len(order)))
+def _observation(
+    payload: ActInput, result: ToolResult, ctx: AgentContext, runtime: Runtime[AgentContext]
+) -> dict[str, Any]:
+    """One tool result as the conversation and the trace keep it (truncated once, here)."""
+    text = prompts.truncate(result["output"], ctx.observation_limit)
+    note = payload.get("note")
+    if payload["protocol"] == "text":
+        message: BaseMessage = prompts.observation_message(
+            f"{text}\n(Note: {note})" if note else text
+        )
+    else:
+        message = ToolMessage(
+            content=text,
+            tool_call_id=result["id"],
+            name=result["name"],
+            status="error" if result["is_error"] else "success",
+        )
+    step: Step = {
+        "step": payload["step"],
+        "kind": "action",
+        "protocol": payload["protocol"],
+        "thought": payload.get("thought", ""),
+        "tool": result["name"],
+        "tool_input": result["args"],
+        "observation": text,
+        "is_error": result["is_error"],
+        "duration_ms": result["duration_ms"],
+        "usage": payload.get("usage"),
+        "note": note,
+    }
+    runtime.stream_writer(
+        {
+            "event": "observation",
+            "tool": result["name"],
+            "text": text,
+            "is_error": result["is_error"],
+        }
+    )
+    return {"messages": [message], "steps": [step]}
 
 
 def _next_move(done: int, streak: int, ctx: AgentContext, remaining: int) -> str:

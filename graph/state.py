@@ -6,9 +6,11 @@ conversation. Everything else is the loop's own bookkeeping for the current run.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from langchain_core.messages import AnyMessage
+from langgraph.channels import DeltaChannel
 from langgraph.graph.message import add_messages
 from langgraph.managed import RemainingSteps
 
@@ -62,29 +64,49 @@ class ToolResult(TypedDict):
     duration_ms: float
 
 
-def collect(left: list[Any] | None, right: list[Any] | None) -> list[Any]:
-    """Append a node's items; a write of None empties the list (observe consumes results)."""
-    if right is None:
-        return []
-    return [*(left or []), *right]
+def add_message_batches(messages: list[AnyMessage], writes: Sequence[Any]) -> list[AnyMessage]:
+    """`add_messages` over a batch of writes in one call: the same result as one call per write
+    (later messages with a known id replace earlier ones either way), in one pass."""
+    batch = [m for write in writes for m in (write if isinstance(write, list) else [write])]
+    return add_messages(messages, batch)
+
+
+def extend_batches(items: list[Any], writes: Sequence[list[Any]]) -> list[Any]:
+    """Append every write's items, in order."""
+    out = list(items)
+    for write in writes:
+        out.extend(write)
+    return out
+
+
+# The conversation and the trace grow by every step. As delta channels, each checkpoint stores
+# only the new writes, not the whole list again, so storage grows linearly with the steps
+# (LangGraph rebuilds the list from the writes when it loads a checkpoint). A full snapshot is
+# written every SNAPSHOT_EVERY updates to bound that replay; each snapshot costs the whole list,
+# so it is rare.
+SNAPSHOT_EVERY = 1000
+Messages = Annotated[
+    list[AnyMessage], DeltaChannel(add_message_batches, snapshot_frequency=SNAPSHOT_EVERY)
+]
+Steps = Annotated[list[Step], DeltaChannel(extend_batches, snapshot_frequency=SNAPSHOT_EVERY)]
 
 
 class InputState(TypedDict):
-    messages: Annotated[list[AnyMessage], add_messages]
+    messages: Messages
 
 
 class OutputState(TypedDict, total=False):
-    messages: Annotated[list[AnyMessage], add_messages]
+    messages: Messages
     answer: str | None
     status: Status | None
     error: str | None
-    steps: Annotated[list[Step], collect]
+    steps: Steps
 
 
-class AgentState(OutputState, total=False):
-    """Everything the loop keeps; `pending`, `results` and the counters are per run."""
+class Run(TypedDict, total=False):
+    """The loop's bookkeeping for the current run, kept in one channel: every channel costs a
+    version entry in every checkpoint, so fewer channels mean smaller checkpoints."""
 
-    messages: Annotated[list[AnyMessage], add_messages]
     decision: Decision | None
     thought: str
     usage: Usage | None
@@ -92,15 +114,43 @@ class AgentState(OutputState, total=False):
     pending: list[PendingCall]
     approve: list[str]  # the approval policy the run started with
     note: str | None
-    results: Annotated[list[ToolResult], collect]
     iteration: int
     invalid_streak: int
+
+
+RUN_KEYS = frozenset(Run.__annotations__)
+
+
+class AgentState(OutputState, total=False):
+    """The stored state: the output fields plus the run's bookkeeping."""
+
+    messages: Messages
+    run: Run
     remaining_steps: RemainingSteps
 
 
+def flat(state: Any) -> dict[str, Any]:
+    """The state with the run's bookkeeping at the top level, as the nodes read it."""
+    return {**state, **(state.get("run") or {})}
+
+
+def pack(state: Any, update: dict[str, Any]) -> dict[str, Any]:
+    """A node's flat update with its bookkeeping folded back into the `run` channel."""
+    changes = {key: update.pop(key) for key in list(update) if key in RUN_KEYS}
+    if changes:
+        update["run"] = {**(state.get("run") or {}), **changes}
+    return update
+
+
 class ActInput(TypedDict):
-    """What `act` receives for one call, through `Send`: the call, not the whole state."""
+    """What `act` receives for one call, through `Send`: the call and the few facts its trace
+    entry needs, not the whole state (which would be stored again with every task)."""
 
     call: PendingCall
     step: int
+    index: int
+    protocol: str
+    thought: str
+    usage: NotRequired[Usage | None]
+    note: NotRequired[str | None]
     approve: NotRequired[list[str]]

@@ -66,8 +66,8 @@ def wait_for(predicate, timeout: float = 30, what: str = "condition") -> None:
 
 
 def stored_result_writes(url: str, thread_id: str) -> int:
-    """Completed tool-call results saved as pending writes for the thread."""
-    query = "SELECT count(*) FROM {table} WHERE thread_id = {p} AND channel = 'results'"
+    """Trace entries saved as pending writes for the thread (act writes one per finished call)."""
+    query = "SELECT count(*) FROM {table} WHERE thread_id = {p} AND channel = 'steps'"
     if url.startswith("sqlite"):
         path = url[len("sqlite:///") :]
         with sqlite3.connect(path) as conn:
