@@ -35,7 +35,7 @@ out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 T = TypeVar("T")
-EXIT = {"answered": 0, "error": 1, "usage": 2, "max_steps": 3, "paused": 4, "busy": 5}
+EXIT = {"answered": 0, "error": 1, "usage": 2, "max_steps": 3, "stuck": 3, "paused": 4, "busy": 5}
 
 Thread = Annotated[str | None, typer.Option("--thread", "-t", help="Thread id to continue.")]
 ThreadRequired = Annotated[str, typer.Option("--thread", "-t", help="Thread id.")]

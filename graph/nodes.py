@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import hashlib
+import json
 import os
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,7 +34,8 @@ AFTER_THINK = 3  # act, observe, finish
 AFTER_OBSERVE = 4  # think, act, observe, finish
 WRAP_UP = 2  # think, finish
 
-TERMINAL = frozenset({"answered", "max_steps", "error"})
+TERMINAL = frozenset({"answered", "max_steps", "error", "stuck"})
+STUCK_AFTER = 3  # identical iterations in a row that end a run
 T = TypeVar("T")
 
 
@@ -321,8 +324,15 @@ class AgentNodes:
         update: dict[str, Any] = {"iteration": number, "invalid_streak": 0, "pending": []}
         if state.get("decision") == "invalid":
             update.update(self._invalid_observation(state, ctx, number, runtime))
-        update["decision"] = _next_move(
-            number, update["invalid_streak"], ctx, state.get("remaining_steps", 10**6)
+            update["repeats"], update["last_calls"] = 0, None
+        else:
+            update.update(_loop_guard(state, number, runtime))
+        update["decision"] = (
+            "stuck"
+            if update["repeats"] >= STUCK_AFTER
+            else _next_move(
+                number, update["invalid_streak"], ctx, state.get("remaining_steps", 10**6)
+            )
         )
         if state.get("note"):
             update["note"] = None
@@ -389,6 +399,22 @@ def final_update(state: Mapping[str, Any], ctx: AgentContext) -> dict[str, Any]:
             "messages": [AIMessage(content=answer, response_metadata={prompts.MARK: "limit"})],
             "steps": [_trace_step(done + 1, "limit", state.get("protocol") or "", notice)],
         }
+    if decision == "stuck":
+        steps = [s for s in state.get("steps", []) if s.get("kind") == "action"]
+        last = steps[-1] if steps else {}
+        notice = (
+            f"I stopped: the same call ({last.get('tool')} with input "
+            f"{json.dumps(last.get('tool_input'), ensure_ascii=False, default=str)}) was made "
+            f"{STUCK_AFTER} times in a row with the same result, so the run was not making "
+            "progress. Rephrase the question or try another model."
+        )
+        return {
+            "status": "stuck",
+            "answer": notice,
+            "error": None,
+            "messages": [AIMessage(content=notice, response_metadata={prompts.MARK: "limit"})],
+            "steps": [_trace_step(state.get("iteration", 0) + 1, "limit", "", notice)],
+        }
     if decision == "give_up":
         return {
             "status": "error",
@@ -416,6 +442,8 @@ def _run_reset(state: AgentState) -> dict[str, Any]:
         "error": None,
         "iteration": 0,
         "invalid_streak": 0,
+        "repeats": 0,
+        "last_calls": None,
         "protocol": None,
         "decision": None,
         "steps": Overwrite([]),
@@ -496,6 +524,47 @@ def _observation(
         }
     )
     return {"messages": [message], "steps": [step]}
+
+
+def call_signature(steps: list[Step]) -> str:
+    """What one iteration did: its tools, inputs and observations, as a short digest."""
+    done = sorted(
+        json.dumps(
+            [s.get("tool"), s.get("tool_input"), s.get("observation")],
+            sort_keys=True,
+            ensure_ascii=False,
+            default=str,
+        )
+        for s in steps
+    )
+    return hashlib.blake2b("\n".join(done).encode(), digest_size=12).hexdigest()
+
+
+def _loop_guard(state: AgentState, number: int, runtime: Runtime[AgentContext]) -> dict[str, Any]:
+    """Small (and big) models repeat a call that already answered. The second identical
+    iteration gets a nudge; the third ends the run as `stuck`."""
+    this = [s for s in state.get("steps", []) if s.get("step") == number and s["kind"] == "action"]
+    signature = call_signature(this)
+    repeats = state.get("repeats", 0) + 1 if signature == state.get("last_calls") else 1
+    update: dict[str, Any] = {"repeats": repeats, "last_calls": signature}
+    if repeats == STUCK_AFTER - 1:  # the second identical iteration: a nudge
+        names = ", ".join(dict.fromkeys(str(s.get("tool")) for s in this))
+        text = (
+            f"You already called {names} with exactly this input and got exactly this result. "
+            "Calling it again will not change the answer: use what you have, try a different "
+            "input or tool, or give your Final Answer."
+        )
+        update["messages"] = [
+            prompts.observation_message(text)
+            if state.get("protocol") == "text"
+            else HumanMessage(content=text)
+        ]
+        note = _trace_step(number, "invalid", state.get("protocol") or "", text)
+        update["steps"] = [{**note, "kind": "repeat", "is_error": True}]
+        runtime.stream_writer(
+            {"event": "observation", "tool": None, "text": text, "is_error": True}
+        )
+    return update
 
 
 def _next_move(done: int, streak: int, ctx: AgentContext, remaining: int) -> str:

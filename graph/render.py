@@ -48,5 +48,5 @@ class StepPrinter:
             self.console.print(f"[yellow]Note:[/] {text}")
         elif kind == "answer":
             self.console.print(f"[bold]Final Answer:[/] {text}")
-        elif kind == "final" and event.get("status") == "max_steps":
+        elif kind == "final" and event.get("status") in ("max_steps", "stuck"):
             self.console.print(f"[bold yellow]Stopped:[/] {escape(str(event.get('answer')))}")

@@ -14,9 +14,18 @@ from langgraph.channels import DeltaChannel
 from langgraph.graph.message import add_messages
 from langgraph.managed import RemainingSteps
 
-Status = Literal["running", "answered", "max_steps", "error"]
+Status = Literal["running", "answered", "max_steps", "stuck", "error"]
 Decision = Literal[
-    "act", "answer", "invalid", "error", "continue", "wrap_up", "max_steps", "give_up", "stopped"
+    "act",
+    "answer",
+    "invalid",
+    "error",
+    "continue",
+    "wrap_up",
+    "max_steps",
+    "give_up",
+    "stopped",
+    "stuck",
 ]
 
 
@@ -34,7 +43,7 @@ class Step(TypedDict, total=False):
     """
 
     step: int
-    kind: Literal["action", "invalid", "answer", "limit", "fallback"]
+    kind: Literal["action", "invalid", "repeat", "answer", "limit", "fallback"]
     protocol: str
     thought: str
     tool: str | None
@@ -116,6 +125,8 @@ class Run(TypedDict, total=False):
     note: str | None
     iteration: int
     invalid_streak: int
+    repeats: int  # how many iterations in a row made the same calls with the same results
+    last_calls: str | None  # digest of the last iteration's calls and observations
 
 
 RUN_KEYS = frozenset(Run.__annotations__)

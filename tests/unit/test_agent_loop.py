@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import threading
 import time
 from typing import Any
@@ -34,6 +35,18 @@ def action(protocol: str, name: str, args: dict | str, thought: str = "I need a 
 
     shown = json.dumps(args, ensure_ascii=False) if isinstance(args, dict) else args
     return f"Thought: {thought}\nAction: {name}\nAction Input: {shown}"
+
+
+def endless(protocol: str):
+    """A model that calls echo forever, each time with a new input (not a loop the guard
+    would stop: that is tested on its own)."""
+    counter = itertools.count(1)
+
+    def reply(_messages: Any) -> AIMessage:
+        step = action(protocol, "echo", {"text": f"again {next(counter)}"})
+        return step if isinstance(step, AIMessage) else AIMessage(content=step)
+
+    return ScriptedChatModel([reply], cycle=True)
 
 
 def answer(protocol: str, text: str) -> str:
@@ -278,8 +291,7 @@ def test_native_broken_arguments_are_answered_and_recovered(mode: str) -> None:
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_max_steps_ends_gracefully(protocol: str, mode: str) -> None:
-    model = ScriptedChatModel([action(protocol, "echo", {"text": "again"})], cycle=True)
-    agent = build_graph(model=model, tools=TOOLS, protocol=protocol, max_steps=3)
+    agent = build_graph(model=endless(protocol), tools=TOOLS, protocol=protocol, max_steps=3)
     out = run(agent, "loop forever", mode)
     assert out["status"] == "max_steps"
     assert out["answer"].startswith("I stopped after 3 steps without reaching a final answer")
@@ -303,8 +315,7 @@ def test_answer_on_limit_asks_once_for_the_best_answer(mode: str) -> None:
 
 @pytest.mark.parametrize("limit", range(2, 16))
 def test_small_recursion_limit_still_stops_gracefully(limit: int, mode: str) -> None:
-    model = ScriptedChatModel([action("native", "echo", {"text": "x"})], cycle=True)
-    agent = build_graph(model=model, tools=TOOLS, protocol="native", max_steps=10)
+    agent = build_graph(model=endless("native"), tools=TOOLS, protocol="native", max_steps=10)
     out = run(agent, "loop", mode, {"recursion_limit": limit})
     assert out["status"] == "max_steps"
     assert "recursion_limit" in out["answer"]
@@ -313,8 +324,7 @@ def test_small_recursion_limit_still_stops_gracefully(limit: int, mode: str) -> 
 def test_recursion_limit_is_derived_from_max_steps() -> None:
     agent = build_graph(model=ScriptedChatModel([]), tools=TOOLS, max_steps=7)
     assert agent.config["recursion_limit"] == recursion_limit_for(7)
-    model = ScriptedChatModel([action("native", "echo", {"text": "x"})], cycle=True)
-    out = build_graph(model=model, tools=TOOLS, protocol="native", max_steps=25).invoke(
+    out = build_graph(model=endless("native"), tools=TOOLS, protocol="native", max_steps=25).invoke(
         {"messages": [("user", "loop")]}
     )
     assert out["status"] == "max_steps" and "max_steps=25" in out["answer"]
@@ -457,8 +467,7 @@ def test_bad_build_argument_fails_at_build() -> None:
 
 
 def test_run_context_overrides_build_settings() -> None:
-    model = ScriptedChatModel([action("native", "echo", {"text": "x"})], cycle=True)
-    agent = build_graph(model=model, tools=TOOLS, protocol="native", max_steps=5)
+    agent = build_graph(model=endless("native"), tools=TOOLS, protocol="native", max_steps=5)
     out = agent.invoke({"messages": [("user", "loop")]}, context={"max_steps": 2})
     assert out["status"] == "max_steps" and "max_steps=2" in out["answer"]
 
@@ -495,3 +504,34 @@ def test_auto_starts_known_text_only_models_on_the_text_protocol() -> None:
     out = agent.invoke({"messages": [("user", "?")]}, context={"model": "deepseek-r1"})
     assert out["answer"] == "42" and out["steps"][0]["protocol"] == "text"
     assert model.requests[0].stop == ["Observation:"] and not model.requests[0].tools
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_loop_guard_nudges_then_stops_a_repeated_call(protocol: str, mode: str) -> None:
+    same = action(protocol, "echo", {"text": "same"})
+    model = ScriptedChatModel([same, same, same])
+    agent = build_graph(model=model, tools=TOOLS, protocol=protocol, max_steps=10)
+    out = run(agent, "repeat", mode)
+    assert out["status"] == "stuck"
+    assert out["answer"].startswith(
+        'I stopped: the same call (echo with input {"text": "same"})'
+        " was made 3 times in a row with the same result"
+    )
+    assert [s["kind"] for s in out["steps"]] == ["action", "action", "repeat", "action", "limit"]
+    nudge = model.requests[2].messages[-1].content
+    assert "You already called echo with exactly this input and got exactly this result" in nudge
+    assert len(model.requests) == 3
+
+
+def test_loop_guard_forgets_after_a_different_call() -> None:
+    script = [
+        action("native", "echo", {"text": "a"}),
+        action("native", "echo", {"text": "a"}),
+        action("native", "echo", {"text": "b"}),
+        action("native", "echo", {"text": "a"}),
+        "done",
+    ]
+    _, agent = agent_for(script, "native")
+    out = agent.invoke({"messages": [("user", "go")]})
+    assert out["status"] == "answered"
+    assert [s["kind"] for s in out["steps"]].count("repeat") == 1
