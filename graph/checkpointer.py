@@ -7,8 +7,11 @@ database that cannot be reached is one sentence, raised as `ConfigError`.
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import os
 import sqlite3
+import time
 import zlib
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -75,6 +78,54 @@ def sqlite_path(url: str) -> Path:
     return path
 
 
+# PostgresSaver.setup() is not safe to run concurrently on a fresh database (two processes both
+# insert the same migration row). Setup is serialized with a session advisory lock, polled with
+# pg_try_advisory_lock and never awaited with pg_advisory_lock: the migrations run
+# CREATE INDEX CONCURRENTLY, which waits for every open transaction, including a second process
+# blocked inside pg_advisory_lock, and the two would wait for each other forever.
+SETUP_LOCK = int.from_bytes(
+    hashlib.blake2b(b"react-agent:setup", digest_size=8).digest(), "big", signed=True
+)
+SETUP_WAIT = 60.0
+
+
+def _setup_timeout() -> ConfigError:
+    return ConfigError(
+        f"Another process has been setting up the checkpointer tables for {SETUP_WAIT:.0f} s; "
+        "check the database for stuck sessions."
+    )
+
+
+@contextmanager
+def _setup_lock(url: str) -> Iterator[None]:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as guard:
+        deadline = time.monotonic() + SETUP_WAIT
+        while not guard.execute("SELECT pg_try_advisory_lock(%s)", (SETUP_LOCK,)).fetchone()[0]:
+            if time.monotonic() > deadline:
+                raise _setup_timeout()
+            time.sleep(0.05)
+        yield  # closing the session releases the lock
+
+
+@asynccontextmanager
+async def _async_setup_lock(url: str) -> AsyncIterator[None]:
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as guard:
+        deadline = time.monotonic() + SETUP_WAIT
+        while True:
+            cursor = await guard.execute("SELECT pg_try_advisory_lock(%s)", (SETUP_LOCK,))
+            row = await cursor.fetchone()
+            if row and row[0]:
+                break
+            if time.monotonic() > deadline:
+                raise _setup_timeout()
+            await asyncio.sleep(0.05)
+        yield
+
+
 def _postgres_error(url: str, exc: Exception) -> ConfigError:
     reason = " ".join(str(exc).split()) or type(exc).__name__
     return ConfigError(
@@ -130,7 +181,10 @@ def open_saver(url: str | None = None) -> Iterator[BaseCheckpointSaver]:
         try:
             conn = psycopg.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row)
             saver = PostgresSaver(conn, serde=compressed_serde())
-            saver.setup()
+            with _setup_lock(url):
+                saver.setup()
+        except ConfigError:
+            raise
         except Exception as exc:
             raise _postgres_error(url, exc) from None
         try:
@@ -160,7 +214,10 @@ async def open_async_saver(url: str | None = None) -> AsyncIterator[BaseCheckpoi
         try:
             manager = AsyncPostgresSaver.from_conn_string(url, serde=compressed_serde())
             saver = await manager.__aenter__()
-            await saver.setup()
+            async with _async_setup_lock(url):
+                await saver.setup()
+        except ConfigError:
+            raise
         except Exception as exc:
             raise _postgres_error(url, exc) from None
         try:

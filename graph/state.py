@@ -7,12 +7,13 @@ conversation. Everything else is the loop's own bookkeeping for the current run.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage
 from langgraph.channels import DeltaChannel
 from langgraph.graph.message import add_messages
 from langgraph.managed import RemainingSteps
+from typing_extensions import TypedDict  # pydantic needs it for schemas on Python < 3.12
 
 Status = Literal["running", "answered", "max_steps", "stuck", "error"]
 Decision = Literal[

@@ -6,6 +6,7 @@ tests can fix it with `fixed_now(datetime(...))` without patching anything.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import zoneinfo
@@ -99,7 +100,9 @@ def _current_time(timezone: str = "UTC") -> str:
 
 
 async def _acurrent_time(timezone: str = "UTC") -> str:
-    return describe_time(timezone)
+    # zoneinfo reads the tz database from disk: keep that off the event loop (the LangGraph
+    # server refuses blocking calls in async code).
+    return await asyncio.to_thread(describe_time, timezone)
 
 
 current_time = StructuredTool.from_function(
