@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -142,12 +143,16 @@ def build_graph(
     )
     builder.add_node("think", RunnableCallable(nodes.think, nodes.athink, name="think"))
     builder.add_node("act", RunnableCallable(nodes.act, nodes.aact, name="act"))
-    builder.add_node("observe", _sync_and_async(nodes.observe, "observe"))
-    builder.add_node("finish", _sync_and_async(nodes.finish, "finish"))
+    builder.add_node("observe", _sync_and_async(nodes.observe))
+    builder.add_node("finish", _sync_and_async(nodes.finish))
     builder.add_edge(START, "think")
-    builder.add_conditional_edges("think", route_after_think, ["act", "observe", "finish", END])
+    builder.add_conditional_edges(
+        "think", _sync_and_async(route_after_think), ["act", "observe", "finish", END]
+    )
     builder.add_edge("act", "observe")
-    builder.add_conditional_edges("observe", route_after_observe, ["think", "finish"])
+    builder.add_conditional_edges(
+        "observe", _sync_and_async(route_after_observe), ["think", "finish"]
+    )
     builder.add_edge("finish", END)
     compiled = builder.compile(
         checkpointer=checkpointer,
@@ -158,10 +163,17 @@ def build_graph(
     return compiled.with_config(recursion_limit=recursion_limit_for(ctx.max_steps))
 
 
-def _sync_and_async(func: Any, name: str) -> RunnableCallable:
-    """Bookkeeping nodes run inline in async runs too, not on a thread of the executor."""
+def _sync_and_async(func: Any) -> RunnableCallable:
+    """Bookkeeping nodes and routers run inline in async runs too: a plain function would be
+    sent to a worker thread for every call."""
+    if "runtime" in inspect.signature(func).parameters:
 
-    async def afunc(state: AgentState, runtime: Any) -> Any:
-        return func(state, runtime)
+        async def afunc(state: AgentState, runtime: Any) -> Any:
+            return func(state, runtime)
 
-    return RunnableCallable(func, afunc, name=name)
+    else:
+
+        async def afunc(state: AgentState) -> Any:  # type: ignore[misc]
+            return func(state)
+
+    return RunnableCallable(func, afunc, name=func.__name__, trace=False)

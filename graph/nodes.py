@@ -7,12 +7,10 @@ do I/O and come in a sync and an async form that share everything but the call i
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import hashlib
 import json
 import os
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -25,9 +23,9 @@ from langgraph.types import Overwrite, interrupt
 
 from graph import models, prompts, protocols
 from graph.approval import approval_request, needs_approval, read_verdict, rejection_message
-from graph.context import AgentContext, ConfigError, resolve_context
+from graph.context import ENV_VARS, AgentContext, ConfigError, resolve_context
 from graph.state import ActInput, AgentState, PendingCall, Step, ToolResult, Usage, flat, pack
-from graph.tool_runner import run_tool_call
+from graph.tool_runner import run_tool_call, run_tool_call_sync
 
 # Supersteps a route needs after the current node to still end through `finish`.
 AFTER_THINK = 3  # act, observe, finish
@@ -71,11 +69,22 @@ class AgentNodes:
         self._load_tools = load_tools
         self._bound: dict[tuple[Any, ...], Runnable] = {}
         self._prompts: dict[Any, str] = {}
+        self._contexts: dict[tuple[Any, ...], tuple[Any, AgentContext]] = {}
 
     # -- settings --------------------------------------------------------------------------
     def context(self, runtime: Runtime[AgentContext] | None) -> AgentContext:
+        """The run's settings. Cached per run context and environment: every node asks, and
+        validating the same settings again costs more than the node's own work."""
         run_context = runtime.context if runtime is not None else None
-        return resolve_context(self._overrides, run_context)
+        key = (id(run_context), tuple(map(os.environ.get, ENV_VARS.values())))
+        cached = self._contexts.get(key)
+        if cached is not None and cached[0] is run_context:
+            return cached[1]
+        ctx = resolve_context(self._overrides, run_context)
+        if len(self._contexts) > 256:
+            self._contexts.clear()
+        self._contexts[key] = (run_context, ctx)
+        return ctx
 
     def tools(self, ctx: AgentContext) -> list[BaseTool]:
         if self._fixed_tools is not None:
@@ -304,7 +313,7 @@ class AgentNodes:
         self, payload: ActInput, config: RunnableConfig, runtime: Runtime[AgentContext]
     ) -> dict[str, Any]:
         call, tools, ctx = self._act_setup(payload, runtime)
-        result = run_coroutine(run_tool_call(call, tools, ctx.tool_timeout, config))
+        result = run_tool_call_sync(call, tools, ctx.tool_timeout, config)
         return _observation(payload, result, ctx, runtime)
 
     async def aact(
@@ -597,14 +606,4 @@ def _wrap_up_request(protocol: str, max_steps: int) -> str:
     return text + (" as a Final Answer." if protocol == "text" else ".")
 
 
-def run_coroutine(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine from sync code, even when this thread already has an event loop."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coro).result()
-
-
-__all__ = ["AgentNodes", "PendingCall", "run_coroutine"]
+__all__ = ["AgentNodes", "PendingCall"]

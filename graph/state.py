@@ -6,10 +6,11 @@ conversation. Everything else is the loop's own bookkeeping for the current run.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from typing import Annotated, Any, Literal, NotRequired
 
-from langchain_core.messages import AnyMessage
+from langchain_core.messages import AnyMessage, convert_to_messages
 from langgraph.channels import DeltaChannel
 from langgraph.graph.message import add_messages
 from langgraph.managed import RemainingSteps
@@ -76,8 +77,19 @@ class ToolResult(TypedDict):
 
 def add_message_batches(messages: list[AnyMessage], writes: Sequence[Any]) -> list[AnyMessage]:
     """`add_messages` over a batch of writes in one call: the same result as one call per write
-    (later messages with a known id replace earlier ones either way), in one pass."""
-    batch = [m for write in writes for m in (write if isinstance(write, list) else [write])]
+    (later messages with a known id replace earlier ones either way), in one pass.
+
+    Messages written without an id (`("user", "...")` inputs) get one derived from their place
+    in the conversation: the channel is rebuilt from its writes on every load, and a random id
+    would change each time.
+    """
+    batch = convert_to_messages(
+        [m for write in writes for m in (write if isinstance(write, list) else [write])]
+    )
+    for offset, message in enumerate(batch):
+        if message.id is None:
+            seed = f"{len(messages) + offset}:{message.type}:{message.text}"
+            message.id = str(uuid.uuid5(uuid.NAMESPACE_URL, seed))
     return add_messages(messages, batch)
 
 

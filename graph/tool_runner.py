@@ -7,17 +7,21 @@ sentence the model can act on. Only LangGraph's own control flow (interrupts) pa
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextvars
 import json
 import time
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Coroutine, Mapping
+from typing import Any, TypeVar
 
 from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import BaseTool, ToolException
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langgraph.errors import GraphBubbleUp
 from pydantic import ValidationError
 
 from graph.state import PendingCall, ToolResult
+
+T = TypeVar("T")
 
 
 class ArgumentsError(ValueError):
@@ -91,6 +95,58 @@ def describe_arguments(tool: BaseTool) -> str:
     return "{" + ", ".join(parts) + "}"
 
 
+def _result(call: PendingCall, started: float, output: str, is_error: bool) -> ToolResult:
+    return {
+        "id": call["id"],
+        "name": call["name"],
+        "args": call["args"],
+        "output": output,
+        "is_error": is_error,
+        "duration_ms": round((time.perf_counter() - started) * 1000, 3),
+    }
+
+
+def _prepare(
+    call: PendingCall, tools: Mapping[str, BaseTool], started: float
+) -> tuple[BaseTool, dict[str, Any]] | ToolResult:
+    """The tool and its fitted arguments, or the error result when there is nothing to run."""
+    if "error" in call:
+        return _result(call, started, call["error"], True)
+    tool = tools.get(call["name"])
+    if tool is None:
+        valid = ", ".join(tools) or "(none)"
+        return _result(call, started, f"Unknown tool '{call['name']}'. Valid tools: {valid}.", True)
+    try:
+        return tool, coerce_arguments(tool, call["args"])
+    except ArgumentsError as exc:
+        text = f"Invalid arguments: {exc}. Expected {describe_arguments(tool)}."
+        return _result(call, started, text, True)
+
+
+def _failure(
+    exc: Exception, call: PendingCall, tool: BaseTool, timeout: float, started: float
+) -> ToolResult:
+    """What the model is told when the call raised (LangGraph's interrupts pass through)."""
+    if isinstance(exc, GraphBubbleUp):
+        raise exc
+    if isinstance(exc, ValidationError):
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        text = (
+            f"Invalid arguments for tool '{tool.name}': {problems}. "
+            f"Expected {describe_arguments(tool)}."
+        )
+    elif isinstance(exc, TimeoutError):
+        text = f"Tool '{tool.name}' timed out after {timeout:g} s."
+    elif isinstance(exc, ToolException):
+        text = str(exc) or f"Tool '{tool.name}' failed."
+    else:
+        text = f"Tool '{tool.name}' failed: {type(exc).__name__}: {exc}"
+    return _result(call, started, text, True)
+
+
 async def run_tool_call(
     call: PendingCall,
     tools: Mapping[str, BaseTool],
@@ -99,47 +155,54 @@ async def run_tool_call(
 ) -> ToolResult:
     """Execute one call; never raises except for LangGraph interrupts and cancellation."""
     started = time.perf_counter()
-
-    def result(output: str, is_error: bool) -> ToolResult:
-        return {
-            "id": call["id"],
-            "name": call["name"],
-            "args": call["args"],
-            "output": output,
-            "is_error": is_error,
-            "duration_ms": round((time.perf_counter() - started) * 1000, 3),
-        }
-
-    if "error" in call:
-        return result(call["error"], True)
-    tool = tools.get(call["name"])
-    if tool is None:
-        valid = ", ".join(tools) or "(none)"
-        return result(f"Unknown tool '{call['name']}'. Valid tools: {valid}.", True)
+    prepared = _prepare(call, tools, started)
+    if isinstance(prepared, dict):
+        return prepared
+    tool, args = prepared
     try:
-        args = coerce_arguments(tool, call["args"])
         output = await asyncio.wait_for(tool.ainvoke(args, config), timeout)
-    except GraphBubbleUp:
-        raise
-    except ArgumentsError as exc:
-        return result(f"Invalid arguments: {exc}. Expected {describe_arguments(tool)}.", True)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
-            for err in exc.errors()
-        )
-        return result(
-            f"Invalid arguments for tool '{tool.name}': {problems}. "
-            f"Expected {describe_arguments(tool)}.",
-            True,
-        )
-    except TimeoutError:
-        return result(f"Tool '{tool.name}' timed out after {timeout:g} s.", True)
-    except ToolException as exc:
-        return result(str(exc) or f"Tool '{tool.name}' failed.", True)
     except Exception as exc:
-        return result(f"Tool '{tool.name}' failed: {type(exc).__name__}: {exc}", True)
-    return result(_as_text(output), False)
+        return _failure(exc, call, tool, timeout, started)
+    return _result(call, started, _as_text(output), False)
+
+
+# Sync runs call sync tools on this pool, so a timeout can stop waiting for them; starting an
+# event loop per call instead costs more than the rest of the step.
+_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=32, thread_name_prefix="tool")
+
+
+def run_tool_call_sync(
+    call: PendingCall,
+    tools: Mapping[str, BaseTool],
+    timeout: float,
+    config: RunnableConfig | None = None,
+) -> ToolResult:
+    """The sync form of `run_tool_call`: sync tools on a worker thread, async-only tools on a
+    short-lived event loop."""
+    started = time.perf_counter()
+    prepared = _prepare(call, tools, started)
+    if isinstance(prepared, dict):
+        return prepared
+    tool, args = prepared
+    try:
+        if isinstance(tool, StructuredTool) and tool.func is None:  # async-only
+            output = run_coroutine(asyncio.wait_for(tool.ainvoke(args, config), timeout))
+        else:
+            context = contextvars.copy_context()  # LangGraph's config travels with the call
+            future = _POOL.submit(context.run, tool.invoke, args, config)
+            output = future.result(timeout)
+    except Exception as exc:
+        return _failure(exc, call, tool, timeout, started)
+    return _result(call, started, _as_text(output), False)
+
+
+def run_coroutine(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine from sync code, even when this thread already has an event loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    return _POOL.submit(asyncio.run, coro).result()
 
 
 def _as_text(output: Any) -> str:

@@ -535,3 +535,29 @@ def test_loop_guard_forgets_after_a_different_call() -> None:
     out = agent.invoke({"messages": [("user", "go")]})
     assert out["status"] == "answered"
     assert [s["kind"] for s in out["steps"]].count("repeat") == 1
+
+
+def test_message_ids_are_stable_across_loads() -> None:
+    _, agent = agent_for(["Hello."], "native", checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "ids"}}
+    out = agent.invoke({"messages": [("user", "Hi")]}, config)
+    first = [m.id for m in agent.get_state(config).values["messages"]]
+    second = [m.id for m in agent.get_state(config).values["messages"]]
+    assert first == second == [m.id for m in out["messages"]]
+    assert all(first)
+
+
+def test_sync_tool_timeout_in_a_sync_run() -> None:
+    def nap(seconds: float) -> str:
+        time.sleep(seconds)
+        return "rested"
+
+    napping = StructuredTool.from_function(func=nap, name="nap", description="Sleep.")
+    _, agent = agent_for(
+        [action("native", "nap", {"seconds": 5}), "ok"],
+        "native",
+        tools=[napping],
+        tool_timeout=0.2,
+    )
+    out = agent.invoke({"messages": [("user", "nap")]})
+    assert out["steps"][0]["observation"] == "Tool 'nap' timed out after 0.2 s."
