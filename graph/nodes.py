@@ -24,6 +24,7 @@ from langgraph.types import Overwrite, interrupt
 from graph import models, prompts, protocols
 from graph.approval import approval_request, needs_approval, read_verdict, rejection_message
 from graph.context import ENV_VARS, AgentContext, ConfigError, resolve_context
+from graph.grammar import grammar_for, request_options, use_grammar
 from graph.state import ActInput, AgentState, PendingCall, Step, ToolResult, Usage, flat, pack
 from graph.tool_runner import run_tool_call, run_tool_call_sync
 
@@ -91,11 +92,16 @@ class AgentNodes:
             return self._fixed_tools
         return self._load_tools(ctx.tools)
 
-    def _bind(self, model: BaseChatModel, protocol: str, tools: Sequence[BaseTool]) -> Runnable:
-        key = (id(model), protocol, tuple(id(t) for t in tools))
+    def _bind(
+        self, model: BaseChatModel, protocol: str, tools: Sequence[BaseTool], grammar: bool
+    ) -> Runnable:
+        key = (id(model), protocol, tuple(id(t) for t in tools), grammar)
         bound = self._bound.get(key)
         if bound is None:
-            bound = self._bound[key] = protocols.bind(model, protocol, tools)
+            bound = protocols.bind(model, protocol, tools)
+            if grammar:  # constrained decoding: every reply is a valid, executable step
+                bound = bound.bind(**request_options(grammar_for(tools)))
+            self._bound[key] = bound
         return bound
 
     # -- think -----------------------------------------------------------------------------
@@ -122,8 +128,10 @@ class AgentNodes:
             return Plan(ctx, {**update, **final, "decision": "stopped"}, done=True)
         chosen = protocol or view.get("protocol") or ctx.protocol
         fell_back = chosen == "text" and ctx.protocol == "auto"
+        local = self._model is None and models.wants_local(ctx)
         if chosen == "auto":
-            chosen = "text" if models.known_text_only(ctx.model) else "native"
+            chosen = "text" if local or models.known_text_only(ctx.model) else "native"
+        grammar = use_grammar(ctx.constrained_decoding, protocol=chosen, local=local)
         offered = [] if wrap_up else tools
         messages = protocols.request_messages(
             chosen, view.get("messages", []), tools, ctx.system_prompt, self._prompts
@@ -140,7 +148,7 @@ class AgentNodes:
             update,
             protocol=chosen,
             fell_back=fell_back,
-            runnable=self._bind(model, chosen, offered),
+            runnable=self._bind(model, chosen, offered, grammar),
             messages=messages,
             tools=tools,
             wrap_up=wrap_up,

@@ -27,6 +27,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPath
         if name in _ISOLATED or name.startswith("REACT_AGENT_"):
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("LANGSMITH_TRACING", "false")
+    monkeypatch.setenv("REACT_AGENT_LOCAL", "off")  # the embedded model only where a test asks
     monkeypatch.setenv("REACT_AGENT_STATE_DIR", str(tmp_path_factory.mktemp("state")))
 
 

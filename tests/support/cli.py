@@ -23,6 +23,7 @@ def cli_env(base_url: str, state_dir: Path, **extra: str) -> dict[str, str]:
         "OPENAI_API_KEY": "sk-cli-test",
         "REACT_AGENT_STATE_DIR": str(state_dir),
         "PYTHONPATH": str(REPO),  # so `--tools tests.support.crash_tools:TOOLS` imports
+        "REACT_AGENT_LOCAL": "off",  # never the embedded model unless a test asks for it
         "NO_COLOR": "1",
         "COLUMNS": "200",
         **extra,

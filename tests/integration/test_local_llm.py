@@ -1,0 +1,224 @@
+"""The embedded local model end to end: a real llama.cpp server with the packaged Gemma 3 270M,
+the agent on the text protocol with grammar-constrained decoding.
+
+What is asserted is what the grammar guarantees (every step parses, every action names a real
+tool with a schema-valid input, the run ends with a status), what the server manager
+guarantees (no server outlives its owner, however the owner ends), and the arithmetic answer.
+One server serves the whole module. Needs the `local` extra (CI installs it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from langchain_core.tools import BaseTool
+from langgraph.checkpoint.memory import InMemorySaver
+
+from graph import build_graph
+from graph.local_model import (
+    LocalModelError,
+    LocalServer,
+    chat_model,
+    local_available,
+    local_server,
+    stop_local_server,
+)
+from tools import load_tools
+
+pytestmark = [
+    pytest.mark.local_llm,
+    pytest.mark.timeout(600),
+    pytest.mark.skipif(not local_available(), reason="the local extra is not installed"),
+]
+
+OFFLINE_TOOLS = ["calculator", "knowledge_search", "current_time"]
+ENDED = {"answered", "max_steps", "stuck", "error"}
+
+
+def _gone(pid: int, within: float = 15.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        try:  # a zombie whose parent has not reaped it yet counts as gone
+            state = Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][0]
+            if state == "Z":
+                return True
+        except (OSError, IndexError):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[LocalServer]:
+    instance = LocalServer(progress=None).start()
+    pid = instance.pid
+    try:
+        yield instance
+    finally:
+        instance.stop()
+    assert pid is not None and _gone(pid), "the module's server outlived the module"
+
+
+def _run(server: LocalServer, question: str, tools: list[BaseTool], **options: object) -> dict:
+    agent = build_graph(
+        model=chat_model(server, tools, grammar=True, final_after=2),
+        tools=tools,
+        checkpointer=InMemorySaver(),
+        protocol="text",
+        max_steps=4,
+        **options,
+    )
+    return agent.invoke(
+        {"messages": [("user", question)]}, {"configurable": {"thread_id": "local"}}
+    )
+
+
+def _assert_guarantees(out: dict, tools: list[BaseTool]) -> None:
+    by_name = {tool.name: tool for tool in tools}
+    assert out["status"] in ENDED
+    assert out["status"] != "error", out.get("error")
+    kinds = [step["kind"] for step in out["steps"]]
+    assert "invalid" not in kinds, out["steps"]  # every reply parsed
+    actions = [step for step in out["steps"] if step["kind"] == "action"]
+    for step in actions:
+        assert step["tool"] in by_name, step
+        assert isinstance(step["tool_input"], dict), step
+        by_name[step["tool"]].args_schema.model_validate(step["tool_input"])
+    assert any(step.get("usage") for step in out["steps"]), "token usage was not recorded"
+    if out["status"] == "answered":
+        assert out["answer"] and out["answer"].strip()
+
+
+def test_the_server_serves_the_packaged_model(server: LocalServer) -> None:
+    assert server.running and server.base_url.startswith("http://127.0.0.1:")
+    models = httpx.get(f"{server.base_url}/models", timeout=10).json()
+    assert [m["id"] for m in models["data"]] == ["local"]
+    assert server.chat_format == "react-agent-gemma"  # the GGUF has no chat template
+
+
+def test_arithmetic_through_the_agent(server: LocalServer) -> None:
+    tools = load_tools(OFFLINE_TOOLS)
+    started = time.monotonic()
+    out = _run(server, "What is 17 * 23?", tools)
+    elapsed = time.monotonic() - started
+    _assert_guarantees(out, tools)
+    assert out["status"] == "answered", out
+    assert "391" in out["answer"], out
+    calls = [s for s in out["steps"] if s["kind"] == "action"]
+    assert calls and calls[0]["tool"] == "calculator" and calls[0]["observation"] == "391"
+    assert elapsed < 240
+
+
+def test_a_knowledge_base_question(server: LocalServer) -> None:
+    tools = load_tools(OFFLINE_TOOLS)
+    out = _run(server, "How do I resume a run that stopped? Search my notes.", tools)
+    _assert_guarantees(out, tools)
+
+
+def test_without_the_grammar_the_request_carries_none(server: LocalServer) -> None:
+    model = chat_model(server, load_tools(OFFLINE_TOOLS), grammar=False, max_tokens=16)
+    payload = model._get_request_payload([("user", "hi")], stop=["Observation:"])
+    assert "grammar" not in (payload.get("extra_body") or {})
+    assert payload["max_tokens"] == 16  # by the name llama.cpp reads (not max_completion_tokens)
+    reply = model.invoke("Say hi.", stop=["Observation:"])
+    assert reply.usage_metadata and 0 < reply.usage_metadata["output_tokens"] <= 16
+
+
+def test_the_answer_budget_switches_to_the_answer_only_grammar(server: LocalServer) -> None:
+    model = chat_model(server, load_tools(OFFLINE_TOOLS), final_after=1)
+    question = [("system", "s"), ("user", "What is 17 * 23?")]
+    before = model._get_request_payload(question)["extra_body"]["grammar"]
+    after = model._get_request_payload([*question, ("ai", "x"), ("user", "Observation: 391")])
+    assert "Action: calculator" in before
+    assert "Action:" not in after["extra_body"]["grammar"]
+
+
+def test_a_stopped_server_leaves_no_process() -> None:
+    with LocalServer(progress=None) as second:
+        pid = second.pid
+        assert pid is not None and second.running
+        assert os.getpgid(pid) == pid  # its own process group
+    assert not second.running
+    assert _gone(pid)
+
+
+def test_the_shared_server_is_started_once() -> None:
+    first = local_server(progress=None)
+    try:
+        assert local_server(progress=None) is first
+        pid = first.pid
+    finally:
+        stop_local_server()
+    assert _gone(pid)
+
+
+OWNER = textwrap.dedent(
+    """
+    import sys, time
+    from graph.local_model import local_server
+    server = local_server(progress=None)
+    print(server.pid, flush=True)
+    time.sleep(600)
+    """
+)
+
+
+@pytest.mark.parametrize(
+    "ending", [signal.SIGKILL, signal.SIGINT, signal.SIGTERM], ids=["kill", "ctrl-c", "term"]
+)
+def test_no_orphan_server_however_the_owner_ends(ending: signal.Signals) -> None:
+    """Ctrl-C (atexit), SIGTERM and even SIGKILL (the watchdog sees its stdin close)."""
+    owner = subprocess.Popen(
+        [sys.executable, "-c", OWNER],
+        stdout=subprocess.PIPE,
+        cwd=Path(__file__).resolve().parents[2],
+        text=True,
+    )
+    try:
+        line = owner.stdout.readline()
+        assert line.strip().isdigit(), "the owner did not start a server"
+        pid = int(line)
+        os.kill(owner.pid, ending)
+        owner.wait(timeout=30)
+        assert _gone(pid, within=20), f"server {pid} outlived its owner ({ending.name})"
+    finally:
+        if owner.poll() is None:
+            owner.kill()
+
+
+def test_a_bad_model_file_fails_clearly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    not_gguf = tmp_path / "model.gguf"
+    not_gguf.write_bytes(b"not a model")
+    monkeypatch.setenv("REACT_AGENT_GGUF", str(not_gguf))
+    with pytest.raises(LocalModelError, match="not a GGUF file"):
+        LocalServer(progress=None).start()
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"GGUF" + b"\x00" * 64)
+    server = LocalServer(broken, progress=None, startup_timeout=60)
+    with pytest.raises(LocalModelError, match="exited with status") as info:
+        server.start()
+    assert "log ends with" in str(info.value)
+    assert not server.running
+
+
+def test_progress_is_reported(tmp_path: Path) -> None:
+    lines: list[str] = []
+    with LocalServer(progress=lines.append) as third:
+        assert third.running
+    assert any(line.startswith("starting llama.cpp server") for line in lines), lines
+    assert any(line.startswith("ready in") for line in lines), lines
+    json.dumps(lines)
