@@ -145,7 +145,11 @@ def tools_unsupported(exc: BaseException) -> bool:
 
 def describe_failure(exc: BaseException, ctx: AgentContext, *, secret: str | None = None) -> str:
     """One sentence: which endpoint, what happened, what to check. Never echoes the key."""
-    where = f"the model endpoint {endpoint_name(ctx)} (model {ctx.model!r})"
+    where = (
+        "the embedded local model server"
+        if wants_local(ctx)
+        else f"the model endpoint {endpoint_name(ctx)} (model {ctx.model!r})"
+    )
     status = getattr(exc, "status_code", None)
     name = type(exc).__name__
     if isinstance(exc, ConfigError):
