@@ -222,3 +222,24 @@ def test_progress_is_reported(tmp_path: Path) -> None:
     assert any(line.startswith("starting llama.cpp server") for line in lines), lines
     assert any(line.startswith("ready in") for line in lines), lines
     json.dumps(lines)
+
+
+def test_the_readmes_first_command(tmp_path: Path) -> None:
+    """`react-agent ask "What is 17 * 23?" --tools calculator` with no key and no endpoint:
+    the embedded model is the default, on the text protocol with the grammar, and its server
+    is gone when the command ends."""
+    from tests.support.cli import cli_env, run_cli
+
+    env = cli_env("", tmp_path / "state")
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "REACT_AGENT_LOCAL"):
+        env.pop(name)
+    done = run_cli("ask", "What is 17 * 23?", "--tools", "calculator", env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("Thought: ") and lines[1].startswith("Action: calculator {")
+    assert any(line.startswith("Observation: ") for line in lines)
+    assert lines[-1].startswith("Final Answer: ") and "391" in lines[-1]
+    ready = [line for line in done.stderr.splitlines() if line.startswith("[local model] ready")]
+    assert ready, done.stderr
+    pid = int(ready[0].rsplit("(pid ", 1)[1].rstrip(")"))
+    assert _gone(pid), "the command's llama.cpp server outlived it"
