@@ -24,18 +24,15 @@ import time
 import uuid
 import warnings
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool, StructuredTool
-from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import PrivateAttr
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,6 +48,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from graph import build_graph  # noqa: E402  (importing `graph` reads .env: cleared below)
+from tests.support.scripted_model import ReplyingChatModel, Request  # noqa: E402
 
 # The benchmarks measure the defaults: no REACT_AGENT_* setting from the shell or a .env file.
 for _name in [n for n in os.environ if n.startswith("REACT_AGENT_")]:
@@ -72,21 +70,13 @@ OBSERVATIONS = _observations()
 Policy = Callable[[list[BaseMessage]], AIMessage]
 
 
-@dataclass
-class Request:
-    messages: list[BaseMessage]
-    tools: list[dict[str, Any]] = field(default_factory=list)
-    stop: list[str] | None = None
-
-
-class BenchModel(BaseChatModel):
+class BenchModel(ReplyingChatModel):
     """An instant chat model whose reply is `policy(request messages)`.
 
     `delay` sleeps per call (`asyncio.sleep` in `ainvoke`, `time.sleep` in `invoke`); with
     `record=True` every request (messages, tool schemas, stop) is kept in `requests`.
     """
 
-    delay: float = 0.0
     _policy: Policy = PrivateAttr()
     _record: bool = PrivateAttr(default=False)
     _requests: list[Request] = PrivateAttr(default_factory=list)
@@ -104,35 +94,11 @@ class BenchModel(BaseChatModel):
     def requests(self) -> list[Request]:
         return self._requests
 
-    def bind_tools(self, tools: Sequence[BaseTool | dict], **kwargs: Any) -> Runnable:
-        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
-
     def _reply(self, messages: list[BaseMessage], stop: list[str] | None, **kwargs: Any) -> Any:
         if self._record:
-            self._requests.append(Request(list(messages), list(kwargs.get("tools") or []), stop))
+            tools = list(kwargs.get("tools") or [])
+            self._requests.append(Request(list(messages), stop, tools))
         return ChatResult(generations=[ChatGeneration(message=self._policy(messages))])
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        if self.delay:
-            time.sleep(self.delay)
-        return self._reply(messages, stop, **kwargs)
-
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        if self.delay:
-            await asyncio.sleep(self.delay)
-        return self._reply(messages, stop, **kwargs)
 
 
 USAGE = {"input_tokens": 120, "output_tokens": 20, "total_tokens": 140}

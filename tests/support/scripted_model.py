@@ -47,13 +47,50 @@ def calls(*items: dict, content: str = "") -> AIMessage:
     return AIMessage(content=content, tool_calls=list(items))
 
 
-class ScriptedChatModel(BaseChatModel):
+class ReplyingChatModel(BaseChatModel):
+    """A chat model whose reply comes from `_reply(messages, stop, **kwargs)`: the parts every
+    test or benchmark double shares (tool binding that records the schemas with the request,
+    an optional delay, sync and async without a thread hop)."""
+
+    delay: float = 0.0
+
+    def bind_tools(self, tools: Sequence[BaseTool | dict], **kwargs: Any) -> Runnable:
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
+
+    def _reply(
+        self, messages: list[BaseMessage], stop: list[str] | None, **kwargs: Any
+    ) -> ChatResult:
+        raise NotImplementedError
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        if self.delay:
+            time.sleep(self.delay)
+        return self._reply(messages, stop, **kwargs)
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        return self._reply(messages, stop, **kwargs)
+
+
+class ScriptedChatModel(ReplyingChatModel):
     """Replies in order from `script`; a string is plain content, an exception is raised, a
     callable gets the request messages. Running out of script raises, so a test that
     under-scripts fails clearly."""
 
     script: list[Any]
-    delay: float = 0.0
     cycle: bool = False
     _requests: list[Request] = PrivateAttr(default_factory=list)
     _position: int = PrivateAttr(default=0)
@@ -74,11 +111,7 @@ class ScriptedChatModel(BaseChatModel):
     def remaining(self) -> int:
         return len(self.script) - self._position
 
-    def bind_tools(self, tools: Sequence[BaseTool | dict], **kwargs: Any) -> Runnable:
-        specs = [convert_to_openai_tool(t) for t in tools]
-        return self.bind(tools=specs, **kwargs)
-
-    def _next(
+    def _reply(
         self, messages: list[BaseMessage], stop: list[str] | None, **kwargs: Any
     ) -> ChatResult:
         with self._lock:
@@ -101,25 +134,3 @@ class ScriptedChatModel(BaseChatModel):
             if cut >= 0:
                 message = message.model_copy(update={"content": message.content[:cut]})
         return ChatResult(generations=[ChatGeneration(message=message)])
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        if self.delay:
-            time.sleep(self.delay)
-        return self._next(messages, stop, **kwargs)
-
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        if self.delay:
-            await asyncio.sleep(self.delay)
-        return self._next(messages, stop, **kwargs)

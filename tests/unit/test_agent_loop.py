@@ -143,12 +143,12 @@ def test_text_protocol_cuts_a_hallucinated_observation(mode: str) -> None:
 
 
 def _ignore_stop(model: ScriptedChatModel) -> ScriptedChatModel:
-    original = model._next
+    original = model._reply
 
     def without_stop(messages, stop, **kwargs):
         return original(messages, None, **kwargs)
 
-    object.__setattr__(model, "_next", without_stop)
+    object.__setattr__(model, "_reply", without_stop)
     return model
 
 
