@@ -6,14 +6,50 @@
                        {"configurable": {"thread_id": "t1"}})
     out["answer"], out["status"], out["steps"]
 
-`graph` is `build_graph()` with defaults and no checkpointer, for `langgraph.json` (the
-LangGraph server supplies its own checkpointer). Importing it needs no key and no network.
+Importing this package has no side effects: it reads no environment, no `.env` file and builds
+nothing. `graph` (what `langgraph.json` serves: `build_graph()` with defaults and no
+checkpointer) is compiled on first access; `.env` is read by the `react-agent` command and by
+`langgraph.json`'s `env` key, not here.
+
+The folders, one concern each: `nodes/` (think, act, observe, finish), `protocols/` (native
+tool calls; the text ReAct protocol's reader, prompts and grammar), `models/` (chat models,
+the embedded llama.cpp model), `tooling/` (the tool registry, running calls, approvals),
+`persistence/` (savers, locks, resume, forks, history), `cli/` (the `react-agent` command).
 """
 
-from graph.agent import build_graph, recursion_limit_for
-from graph.context import AgentContext, ConfigError, load_env_file
+from __future__ import annotations
 
-load_env_file()  # .env in the working directory (or above); never overrides the environment
-graph = build_graph()
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from langgraph.graph.state import CompiledStateGraph
+
+    from graph.agent import build_graph, recursion_limit_for
+    from graph.settings import AgentContext, ConfigError
+
+    graph: CompiledStateGraph
+
+_EXPORTS = {
+    "build_graph": "graph.agent",
+    "recursion_limit_for": "graph.agent",
+    "AgentContext": "graph.settings",
+    "ConfigError": "graph.settings",
+}
 
 __all__ = ["AgentContext", "ConfigError", "build_graph", "graph", "recursion_limit_for"]
+
+
+def __getattr__(name: str) -> Any:
+    """Resolve the public names on first use, so `import graph` stays cheap and inert."""
+    if name == "graph":
+        from graph.agent import build_graph
+
+        compiled = build_graph()
+        globals()["graph"] = compiled  # built once per process
+        return compiled
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'graph' has no attribute {name!r}")

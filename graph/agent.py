@@ -8,7 +8,6 @@ START -> think -(act)-> act (one task per tool call) -> observe -(continue)-> th
 from __future__ import annotations
 
 import contextlib
-import importlib
 import inspect
 from collections.abc import Sequence
 from typing import Any
@@ -22,8 +21,9 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 from langgraph.types import Send
 
-from graph.context import AgentContext, ConfigError, resolve_context
+from graph.settings import AgentContext, ConfigError, resolve_context
 from graph.nodes import AgentNodes
+from graph.tooling.registry import registry_tools
 from graph.state import AgentState, InputState, OutputState, flat
 
 
@@ -68,38 +68,6 @@ def route_after_think(state: AgentState) -> list[Send] | str:
 
 def route_after_observe(state: AgentState) -> str:
     return "think" if flat(state).get("decision") in ("continue", "wrap_up") else "finish"
-
-
-def registry_tools(names: list[str] | None) -> list[BaseTool]:
-    """Built-in tools by name, plus `package.module:attribute` entries naming your own tool or
-    list of tools (so the command line and the server can load them too)."""
-    from tools import default_tools, load_tools
-
-    if not names:
-        return default_tools()
-    loaded: list[BaseTool] = []
-    for name in names:
-        loaded += import_tools(name) if ":" in name else load_tools([name])
-    return list({tool.name: tool for tool in loaded}.values())
-
-
-def import_tools(spec: str) -> list[BaseTool]:
-    """The tool, or list of tools, at `package.module:attribute`."""
-    module_name, _, attribute = spec.partition(":")
-    try:
-        value = getattr(importlib.import_module(module_name), attribute)
-    except (ImportError, AttributeError) as exc:
-        raise ValueError(f"Cannot load tools from {spec!r}: {exc}.") from None
-    found = (
-        [value]
-        if isinstance(value, BaseTool)
-        else list(value)
-        if isinstance(value, (list, tuple))
-        else []
-    )
-    if not found or not all(isinstance(tool, BaseTool) for tool in found):
-        raise ValueError(f"{spec!r} is not a LangChain tool or a list of them.")
-    return found
 
 
 def build_graph(

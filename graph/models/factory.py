@@ -14,7 +14,7 @@ from functools import lru_cache
 
 from langchain_core.language_models import BaseChatModel
 
-from graph.context import AgentContext, ConfigError
+from graph.settings import AgentContext, ConfigError
 
 NO_KEY_NEEDED = "not-needed"
 LOCAL = "local"  # the model name that selects the embedded llama.cpp model
@@ -44,7 +44,7 @@ def wants_local(ctx: AgentContext, env: Mapping[str, str] | None = None) -> bool
     env = os.environ if env is None else env
     if env.get(ctx.api_key_env, "").strip() or ctx.base_url:
         return False
-    from graph.local_model import local_available
+    from graph.models.local import local_available
 
     return local_available()
 
@@ -73,7 +73,7 @@ def resolve_model(ctx: AgentContext, env: Mapping[str, str] | None = None) -> Ba
 
 
 def _local_model(ctx: AgentContext) -> BaseChatModel:
-    from graph.local_model import LocalModelError, local_available, local_server
+    from graph.models.local import LocalModelError, local_available, local_server
 
     if not local_available():
         raise ConfigError(
@@ -93,8 +93,8 @@ def _local_chat(
     base_url: str, temperature: float | None, timeout: float, max_retries: int
 ) -> BaseChatModel:
     """The bundled model, with an answer budget: a 270M model never stops by itself, so after
-    a few observations its grammar allows only a Final Answer (graph.local_model)."""
-    from graph.local_model import ANSWER_AFTER, chat_model
+    a few observations its grammar allows only a Final Answer (graph.models.local)."""
+    from graph.models.local import ANSWER_AFTER, chat_model
 
     return chat_model(
         base_url,

@@ -12,7 +12,7 @@ or
     Thought: <one bounded line>
     Final Answer: <bounded text>
 
-so every step parses (`graph.parser.parse_react`) into a real tool with well-typed arguments,
+so every step parses (`graph.protocols.text.reader.parse_react`) into a real tool with well-typed arguments,
 or into an answer. Each tool is its own alternative, which ties the name to its input schema.
 Every repetition is bounded (string length, array length, digits, nesting), so generation
 always ends, and after the Action Input's closing brace the only thing the grammar allows is

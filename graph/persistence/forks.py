@@ -13,7 +13,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import StateSnapshot
 
-from graph.prompts import MARK
+from graph.protocols.text.prompts import MARK
 from graph.state import flat, pack
 
 

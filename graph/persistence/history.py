@@ -10,7 +10,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.types import StateSnapshot
 
-from graph.render import excerpt, show_input
+from graph.cli.render import excerpt, show_input
 from graph.state import flat
 
 

@@ -21,12 +21,14 @@ from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite, interrupt
 
-from graph import models, prompts, protocols
-from graph.approval import approval_request, needs_approval, read_verdict, rejection_message
-from graph.context import ENV_VARS, AgentContext, ConfigError, resolve_context
-from graph.grammar import grammar_for, request_options, use_grammar
+from graph import protocols
+from graph.models import factory as models
+from graph.protocols.text import prompts
+from graph.tooling.approval import approval_request, needs_approval, read_verdict, rejection_message
+from graph.settings import ENV_VARS, AgentContext, ConfigError, resolve_context
+from graph.protocols.text.grammar import grammar_for, request_options, use_grammar
 from graph.state import ActInput, AgentState, PendingCall, Step, ToolResult, Usage, flat, pack
-from graph.tool_runner import run_tool_call, run_tool_call_sync
+from graph.tooling.runner import run_tool_call, run_tool_call_sync
 
 # Supersteps a route needs after the current node to still end through `finish`.
 AFTER_THINK = 3  # act, observe, finish

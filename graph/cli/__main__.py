@@ -1,0 +1,5 @@
+"""`python -m graph.cli` runs the `react-agent` command."""
+
+from graph.cli import main
+
+main()

@@ -1,0 +1,42 @@
+"""Where an unfinished run continues from.
+
+A crash or an interrupt leaves the last checkpoint with tasks still to run: continue there. A
+model endpoint that stayed down ends the run with status `error` but keeps every step before
+the failed model call: continue from the checkpoint just before that call (a fork, so the
+failed attempt stays in the history).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import StateSnapshot
+
+from graph.state import flat
+
+
+def resume_from(snapshot: StateSnapshot, history: list[StateSnapshot]) -> RunnableConfig | None:
+    """The checkpoint config to continue from, or None when there is nothing to resume."""
+    if snapshot.next:  # the thread's latest checkpoint, so its saved writes are reused
+        thread_id = snapshot.config["configurable"]["thread_id"]
+        return {"configurable": {"thread_id": thread_id}}
+    values = flat(snapshot.values or {})
+    if values.get("status") != "error" or values.get("decision") != "error":
+        return None
+    for earlier in history:  # newest first
+        if earlier.next == ("think",):
+            return earlier.config
+    return None
+
+
+def resume_config(agent: Any, config: RunnableConfig) -> RunnableConfig | None:
+    snapshot = agent.get_state(config)
+    history = [] if snapshot.next else list(agent.get_state_history(config, limit=50))
+    return resume_from(snapshot, history)
+
+
+async def aresume_config(agent: Any, config: RunnableConfig) -> RunnableConfig | None:
+    snapshot = await agent.aget_state(config)
+    history = [] if snapshot.next else [s async for s in agent.aget_state_history(config, limit=50)]
+    return resume_from(snapshot, history)

@@ -1,0 +1,43 @@
+"""One redaction function for every URL and error text that can reach a terminal, a log, the API
+or a checkpoint.
+
+Secrets leak through side doors more often than through the key itself: credentials inside an
+endpoint URL (`https://user:pass@host/v1`, `?api_key=...`), a bearer token quoted in an error
+body, a libpq message that repeats part of a connection string. Everything the project prints or
+stores about an endpoint or a failure goes through `redact`, so there is one place to get right.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+MASK = "[redacted]"
+
+# userinfo in any URL: scheme://user:password@host  or  scheme://token@host
+_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.\-]*://)(?P<userinfo>[^/\s@?#]+)@")
+# query or key=value pairs whose name looks secret: ?api_key=..., &token=..., password=...
+_SECRET_NAMES = (
+    r"[a-zA-Z0-9_\-]*(?:key|token|secret|password|passwd|pwd|sig|signature|credential|auth)"
+    r"[a-zA-Z0-9_\-]*"
+)
+_SECRET_PAIR = re.compile(
+    rf"(?P<name>\b{_SECRET_NAMES})(?P<sep>\s*[=:]\s*)(?P<quote>[\"']?)(?P<value>[^\s&\"',;}}]+)",
+    re.IGNORECASE,
+)
+_BEARER = re.compile(r"\b(?P<kind>Bearer|Basic|Token)\s+[A-Za-z0-9._~+/\-=]{4,}", re.IGNORECASE)
+_PROVIDER_KEY = re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_\-*]{6,}")
+
+
+def redact(text: object, secrets: Iterable[str | None] = ()) -> str:
+    """`text` with credentials masked: URL userinfo, secret-looking `name=value` pairs (query
+    strings, connection strings, JSON), bearer/basic tokens, provider-style keys (`sk-...`), and
+    any of the given `secrets` verbatim (say, the API key the run uses)."""
+    out = str(text)
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            out = out.replace(secret, MASK)
+    out = _USERINFO.sub(lambda m: f"{m['scheme']}{MASK}@", out)
+    out = _SECRET_PAIR.sub(lambda m: f"{m['name']}{m['sep']}{m['quote']}{MASK}", out)
+    out = _BEARER.sub(lambda m: f"{m['kind']} {MASK}", out)
+    return _PROVIDER_KEY.sub(MASK, out)
