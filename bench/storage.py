@@ -50,7 +50,7 @@ from bench.common import (
 )
 
 # (label, agent, protocol, saver): "plain" is LangGraph's saver with its default serializer;
-# "project" is the saver our command line opens (`graph.checkpointer.open_saver`, whatever
+# "project" is the saver our command line opens (`graph.persistence.savers.open_saver`, whatever
 # serializer it configures, e.g. compression), used by both agents.
 VARIANTS = [
     ("prebuilt native", "prebuilt", "native", "plain"),
@@ -133,7 +133,7 @@ def postgres_bytes(conn: Any, thread_id: str) -> dict[str, int]:
 def project_saver(url: str) -> Iterator[Any]:
     """The project's own saver for the URL, or None when it cannot be opened."""
     try:
-        from graph.checkpointer import open_saver
+        from graph.persistence.savers import open_saver
 
         manager = open_saver(url)
         saver = manager.__enter__()
@@ -511,7 +511,7 @@ def main() -> None:
             )
     if project_rows:
         print(
-            "\nwith the project's savers (graph.checkpointer.open_saver, its serializer) for both "
+            "\nwith the project's savers (graph.persistence.savers.open_saver, its serializer) for both "
             "agents; the observations are random text, close to the worst case for compression:"
         )
         print(

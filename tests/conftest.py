@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from graph.context import ENV_VARS
+from graph.settings import ENV_VARS
 from tests.support.openai_server import ScriptedOpenAIServer
 
 _ISOLATED = {

@@ -11,7 +11,7 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from graph import build_graph
-from graph.resume import resume_config
+from graph.persistence.resume import resume_config
 from tests.support.openai_server import HTTPError, Reply, ScriptedOpenAIServer, ToolCall
 
 KEY = "sk-test-0123456789abcdef-secret"

@@ -22,7 +22,7 @@ from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
 from graph import graph as local_graph
-from graph.context import AgentContext
+from graph.settings import AgentContext
 from tests.support.langgraph_dev import (
     LANGGRAPH,
     REPO,

@@ -21,8 +21,8 @@ import psycopg
 import pytest
 
 from graph import build_graph
-from graph.checkpointer import open_saver
-from graph.locks import lock_key
+from graph.persistence.savers import open_saver
+from graph.persistence.locks import lock_key
 from tests.support.openai_server import Reply, ScriptedOpenAIServer
 
 pytestmark = pytest.mark.integration

@@ -4,7 +4,7 @@ Any number of these processes (on any number of machines) share one PostgreSQL c
 A worker keeps nothing about a conversation in memory: every turn loads the thread from the
 database, runs, and writes it back, so consecutive turns of one thread can go to different
 workers. While a turn runs, the worker holds the thread's advisory lock
-(`graph.locks.thread_lock`), so a second worker asked to run the same thread at the same time
+(`graph.persistence.locks.thread_lock`), so a second worker asked to run the same thread at the same time
 answers `busy` instead of interleaving checkpoints.
 
 One turn, one process::
@@ -34,9 +34,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from graph import build_graph
-from graph.checkpointer import open_saver
-from graph.context import ConfigError
-from graph.locks import ThreadBusy, thread_lock
+from graph.persistence.savers import open_saver
+from graph.settings import ConfigError
+from graph.persistence.locks import ThreadBusy, thread_lock
 
 EXIT = {"answered": 0, "error": 1, "usage": 2, "max_steps": 3, "busy": 4}
 

@@ -14,7 +14,7 @@ from langchain_core.tools import StructuredTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph import build_graph, recursion_limit_for
-from graph.context import ConfigError
+from graph.settings import ConfigError
 from tests.support.scripted_model import ScriptedChatModel, calls, tool_call
 
 PROTOCOLS = ["native", "text"]

@@ -11,9 +11,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from graph import build_graph
-from graph.approval import read_verdict
-from graph.forks import edited_update, fork_with_input
-from graph.resume import resume_config
+from graph.tooling.approval import read_verdict
+from graph.persistence.forks import edited_update, fork_with_input
+from graph.persistence.resume import resume_config
 from tests.support.scripted_model import ScriptedChatModel, calls, tool_call
 
 published: list[str] = []

@@ -25,7 +25,7 @@ import pytest
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
-from graph.grammar import (
+from graph.protocols.text.grammar import (
     Limits,
     grammar_for,
     grammar_from_schemas,
@@ -34,7 +34,7 @@ from graph.grammar import (
     request_options,
     use_grammar,
 )
-from graph.parser import parse_react
+from graph.protocols.text.reader import parse_react
 from tools import default_tools
 
 # -- tools of every schema shape -------------------------------------------------------------
@@ -119,7 +119,7 @@ class LlamaGrammarEngine:
     def __init__(self) -> None:
         import llama_cpp as lc
 
-        from graph.local_model import model_path
+        from graph.models.local import model_path
 
         self.lc = lc
         lc.llama_backend_init()
@@ -170,7 +170,7 @@ class LlamaGrammarEngine:
 
 @pytest.fixture(scope="module")
 def llama() -> Iterator[LlamaGrammarEngine]:
-    from graph.local_model import LocalModelError, local_available
+    from graph.models.local import LocalModelError, local_available
 
     if not local_available():
         pytest.skip("the local extra (llama-cpp-python + model) is not installed")
