@@ -1,73 +1,104 @@
-"""The graph wiring: four nodes, three routes, one builder.
+"""The graph: five nodes, three routers, one builder. Read top to bottom:
 
-START -> think -(act)-> act (one task per tool call) -> observe -(continue)-> think
-               -(invalid)-----------------------------> observe -(limit)-> finish -> END
-               -(answer | error | limit)--------------------------------> finish
+START -> think -> review? -> act (one task per tool call) -> observe -> think ...
+think: unusable reply -> observe (a correction); answer, error or limit -> finish -> END
 """
 
 from __future__ import annotations
 
 import contextlib
-import inspect
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import BaseTool
-from langgraph._internal._runnable import RunnableCallable
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 from langgraph.types import Send
 
-from graph.settings import AgentContext, ConfigError, resolve_context
-from graph.nodes import AgentNodes
+from graph.nodes.act import make_act
+from graph.nodes.bindings import Bindings
+from graph.nodes.finish import make_finish
+from graph.nodes.observe import make_observe
+from graph.nodes.review import review
+from graph.nodes.think import make_think
+from graph.settings import ConfigError, RunContext, resolve_context
+from graph.state import AgentState, InputState, OutputState
 from graph.tooling.registry import registry_tools
-from graph.state import AgentState, InputState, OutputState, flat
 
 
 def recursion_limit_for(max_steps: int) -> int:
-    """Supersteps a run of `max_steps` iterations needs: think, act, observe per iteration, plus
-    the first think, a wrap-up think and finish, with room to spare."""
-    return 3 * max_steps + 6
+    """Supersteps a run of `max_steps` iterations needs: think, act, observe per iteration, one
+    approval pause per iteration at most, the first think, a wrap-up think and finish."""
+    return 4 * max_steps + 6
 
 
-def route_after_think(state: AgentState) -> list[Send] | str:
-    state = flat(state)
-    decision = state.get("decision")
-    if decision == "act":
-        shared = {
-            "step": state.get("iteration", 0) + 1,
-            "protocol": state.get("protocol") or "native",
-            "thought": state.get("thought", ""),
-            "approve": state.get("approve") or [],
-        }
-        return [
-            Send(
-                "act",
-                {
-                    "call": call,
-                    "index": index,
-                    **shared,
-                    **(
-                        {"usage": state.get("usage"), "note": state.get("note")}
-                        if index == 0
-                        else {}
-                    ),
-                },
-            )
-            for index, call in enumerate(state.get("pending", []))
-        ]
-    if decision == "invalid":
-        return "observe"
-    if decision == "stopped":  # the recursion limit left no room even for finish
+def route_after_think(
+    state: AgentState,
+) -> list[Send] | Literal["review", "observe", "finish", "__end__"]:
+    run = state.get("run") or {}
+    if run.get("closed"):  # the recursion limit left no room even for finish
         return END
-    return "finish"
+    if state.get("status") != "running":
+        return "finish"
+    if run.get("invalid"):
+        return "observe"
+    if run.get("review"):
+        return "review"
+    return tool_tasks(state) or "observe"
 
 
-def route_after_observe(state: AgentState) -> str:
-    return "think" if flat(state).get("decision") in ("continue", "wrap_up") else "finish"
+def route_after_review(state: AgentState) -> list[Send] | Literal["observe"]:
+    return tool_tasks(state) or "observe"
+
+
+def route_after_observe(state: AgentState) -> Literal["think", "finish"]:
+    return "think" if state.get("status") == "running" else "finish"
+
+
+def tool_tasks(state: AgentState) -> list[Send]:
+    """One `act` task per call of the last step that has no observation yet."""
+    messages = state.get("messages") or []
+    index = next(
+        (i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], AIMessage)), None
+    )
+    if index is None:
+        return []
+    step = messages[index]
+    answered = {x.tool_call_id for x in messages[index + 1 :] if isinstance(x, ToolMessage)}
+    protocol = (state.get("run") or {}).get("protocol") or "native"
+    note = step.response_metadata.get("react_note")
+    tasks = [
+        Send(
+            "act",
+            {"call": call, "protocol": protocol, **({"note": note} if i == 0 and note else {})},
+        )
+        for i, call in enumerate(step.tool_calls)
+        if call["id"] not in answered
+    ]
+    from graph.protocols.native import broken_call_error
+
+    tasks += [
+        Send(
+            "act",
+            {
+                "call": {
+                    "id": bad["id"],
+                    "name": bad.get("name") or "?",
+                    "args": bad.get("args") or "",
+                },
+                "protocol": protocol,
+                "error": broken_call_error(bad),
+            },
+        )
+        for bad in step.invalid_tool_calls
+        if bad.get("id") and bad["id"] not in answered
+    ]
+    return tasks
 
 
 def build_graph(
@@ -85,10 +116,10 @@ def build_graph(
     """Compile the agent.
 
     `model` is a chat model instance, a model name for the configured endpoint, or None (the
-    endpoint and model come from the run's context and the environment). `tools` is any list of
-    LangChain tools; None means the built-in tools named by the context (all by default).
-    `settings` are further `AgentContext` fields (e.g. `observation_limit=2000`). Nothing here
-    touches the network or needs a key: the model is resolved per run.
+    endpoint and model come from the environment). `tools` is any list of LangChain tools; None
+    means the registry's tools named by the settings (all built-in tools by default).
+    `settings` are further operator settings (`AgentContext` fields, e.g. `tool_timeout=5`).
+    Nothing here touches the network or needs a key: the model is resolved per run.
     """
     overrides: dict[str, Any] = dict(settings)
     if isinstance(model, str):
@@ -101,26 +132,23 @@ def build_graph(
     ctx = resolve_context(overrides, env={})  # a bad argument fails now, in one sentence
     with contextlib.suppress(ConfigError):  # a bad env variable is reported by the run
         ctx = resolve_context(overrides)
-    nodes = AgentNodes(model, tools, overrides, registry_tools)
+    b = Bindings(model, tools, overrides, registry_tools)
 
     builder = StateGraph(
-        AgentState,
-        context_schema=AgentContext,
-        input_schema=InputState,
-        output_schema=OutputState,
+        AgentState, context_schema=RunContext, input_schema=InputState, output_schema=OutputState
     )
-    builder.add_node("think", RunnableCallable(nodes.think, nodes.athink, name="think"))
-    builder.add_node("act", RunnableCallable(nodes.act, nodes.aact, name="act"))
-    builder.add_node("observe", _sync_and_async(nodes.observe))
-    builder.add_node("finish", _sync_and_async(nodes.finish))
+    builder.add_node("think", both(*make_think(b), name="think"))
+    builder.add_node("review", both(review))
+    builder.add_node("act", both(*make_act(b), name="act"))
+    builder.add_node("observe", both(make_observe(b), name="observe"))
+    builder.add_node("finish", both(make_finish(b), name="finish"))
     builder.add_edge(START, "think")
     builder.add_conditional_edges(
-        "think", _sync_and_async(route_after_think), ["act", "observe", "finish", END]
+        "think", both(route_after_think), ["review", "act", "observe", "finish", END]
     )
+    builder.add_conditional_edges("review", both(route_after_review), ["act", "observe"])
     builder.add_edge("act", "observe")
-    builder.add_conditional_edges(
-        "observe", _sync_and_async(route_after_observe), ["think", "finish"]
-    )
+    builder.add_conditional_edges("observe", both(route_after_observe), ["think", "finish"])
     builder.add_edge("finish", END)
     compiled = builder.compile(
         checkpointer=checkpointer,
@@ -131,17 +159,12 @@ def build_graph(
     return compiled.with_config(recursion_limit=recursion_limit_for(ctx.max_steps))
 
 
-def _sync_and_async(func: Any) -> RunnableCallable:
-    """Bookkeeping nodes and routers run inline in async runs too: a plain function would be
-    sent to a worker thread for every call."""
-    if "runtime" in inspect.signature(func).parameters:
+def both(func: Any, afunc: Any = None, *, name: str | None = None) -> RunnableLambda:
+    """A node or router with a sync and an async form. Bookkeeping runs inline in async runs
+    too (a plain function would be sent to a worker thread for every call)."""
+    if afunc is None:
 
-        async def afunc(state: AgentState, runtime: Any) -> Any:
-            return func(state, runtime)
-
-    else:
-
-        async def afunc(state: AgentState) -> Any:  # type: ignore[misc]
+        async def afunc(state: Any) -> Any:
             return func(state)
 
-    return RunnableCallable(func, afunc, name=func.__name__, trace=False)
+    return RunnableLambda(func, afunc=afunc, name=name or func.__name__)

@@ -1,120 +1,181 @@
-"""Run configuration: one typed object, the LangGraph runtime context.
+"""Every setting of the agent, declared once: its default, its environment variable, its help
+and who may set it.
 
-Precedence, highest first: what a run passes (`context=` from code, the form in Studio), what
-`build_graph(...)` was given, the environment (and `.env`), then the defaults below. The API key
-itself is never part of it: only the name of the variable that holds it.
+Two kinds, one declaration (`AgentContext`, each field marked `scope`):
+
+* **run** settings are what a caller may choose per run: the run context of LangGraph (what a
+  run's `context`, an assistant's config and Studio's form carry). The served API is reachable
+  by whoever can call it, so these are only harmless choices: a model from the operator's
+  allow-list, temperature, protocol, `max_steps` within the operator's cap, the system prompt,
+  tools from the registry by name, and tools to *add* to the approval list.
+* **operator** settings come only from the environment (and `.env`), the `react-agent` command
+  line, or `build_graph(...)` arguments: the endpoint, the name of the key variable, import
+  paths, MCP servers, upper bounds of timeouts and steps, approvals that always apply. No
+  request can reach them; a run context that names one is refused with one sentence.
+
+Precedence, highest first: the run context (run settings only), `build_graph(...)` arguments,
+the environment, the defaults below. The API key itself is never a setting, only the name of
+the variable that holds it, so it never enters the state or a checkpoint.
+
+`ENVIRONMENT` lists every environment variable the project reads (these settings plus the ones
+read by persistence, tools and the embedded model); a test checks the source and the README
+against it.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from typing_extensions import TypedDict
 
 Protocol = Literal["auto", "native", "text"]
+Scope = Literal["run", "operator"]
 
 
 class ConfigError(ValueError):
     """A configuration a user can fix; the message says what to set."""
 
 
+def _setting(default: Any, env: str, scope: Scope, help: str, **bounds: Any) -> Any:
+    """A field with its environment variable and scope recorded beside its help text."""
+    extra = {"env": env, "scope": scope}
+    if callable(default):
+        return Field(default_factory=default, description=help, json_schema_extra=extra, **bounds)
+    return Field(default=default, description=help, json_schema_extra=extra, **bounds)
+
+
 class AgentContext(BaseModel):
-    """Settings for one run of the agent."""
+    """Settings for one run of the agent, resolved and validated (see the module docstring)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    model: str = Field(
-        default="gpt-4o-mini",
-        description="Model name at the endpoint (env REACT_AGENT_MODEL).",
+    # -- run settings: a caller may choose these --------------------------------------------
+    model: str = _setting(
+        "gpt-4o-mini", "REACT_AGENT_MODEL", "run",
+        "Model name at the endpoint; per run only names in REACT_AGENT_ALLOWED_MODELS (or the "
+        "operator's own model). `local` is the embedded offline model.",
+    )  # fmt: skip
+    protocol: Protocol = _setting(
+        "auto", "REACT_AGENT_PROTOCOL", "run",
+        "native: function calling; text: the Thought/Action/Observation text protocol for "
+        "models without tools; auto: native, falling back to text when the endpoint rejects "
+        "tools.",
+    )  # fmt: skip
+    max_steps: int = _setting(
+        10, "REACT_AGENT_MAX_STEPS", "run",
+        "Most think/act/observe iterations per run (at most REACT_AGENT_MAX_STEPS_CAP).",
+        ge=1, le=1000,
+    )  # fmt: skip
+    temperature: float | None = _setting(
+        0.0, "REACT_AGENT_TEMPERATURE", "run", "Sampling temperature.", ge=0.0, le=2.0
     )
-    base_url: str | None = Field(
-        default=None,
-        description="OpenAI-compatible endpoint, e.g. DashScope, DeepSeek, vLLM, Ollama, "
-        "llama.cpp (env OPENAI_BASE_URL). Empty means api.openai.com.",
-    )
-    api_key_env: str = Field(
-        default="OPENAI_API_KEY",
-        description="Name of the environment variable that holds the API key "
-        "(env REACT_AGENT_API_KEY_ENV). The key itself never enters the state.",
-    )
-    protocol: Protocol = Field(
-        default="auto",
-        description="native: function calling; text: Thought/Action/Observation text protocol "
-        "for models without tools; auto: native, falling back to text when the endpoint "
-        "rejects tools (env REACT_AGENT_PROTOCOL).",
-    )
-    max_steps: int = Field(
-        default=10,
-        ge=1,
-        le=200,
-        description="Most think/act/observe iterations per run (env REACT_AGENT_MAX_STEPS).",
-    )
-    temperature: float | None = Field(
-        default=0.0,
-        ge=0.0,
-        le=2.0,
-        description="Sampling temperature (env REACT_AGENT_TEMPERATURE).",
-    )
-    system_prompt: str | None = Field(
-        default=None,
-        description="Replaces the agent's opening instructions; under the text protocol the "
-        "tool list and the reply format are always added (env REACT_AGENT_SYSTEM_PROMPT).",
-    )
-    tools: list[str] | None = Field(
-        default=None,
-        description="Built-in tools to offer, by name; empty means all (env REACT_AGENT_TOOLS).",
-    )
-    approve: list[str] = Field(
-        default_factory=list,
-        description="Tools whose calls pause for a person's approval first, by name; '*' means "
-        "all (env REACT_AGENT_APPROVE). Tools can also ask for it themselves with "
+    system_prompt: str | None = _setting(
+        None, "REACT_AGENT_SYSTEM_PROMPT", "run",
+        "Replaces the agent's opening instructions; under the text protocol the tool list and "
+        "the reply format are always added.",
+        max_length=20_000,
+    )  # fmt: skip
+    tools: list[str] | None = _setting(
+        None, "REACT_AGENT_TOOLS", "run",
+        "Tools to offer, by name; empty means all built-in tools. `package.module:attribute` "
+        "entries (your own tools) are an operator choice: environment, CLI or build_graph.",
+    )  # fmt: skip
+    approve: list[str] = _setting(
+        list, "REACT_AGENT_APPROVE", "run",
+        "Tools whose calls pause for a person's approval first, by name; '*' means all. A run "
+        "can only add to the operator's list. Tools can also ask for it themselves with "
         "metadata={'requires_approval': True}.",
+    )  # fmt: skip
+    observation_limit: int = _setting(
+        4000, "REACT_AGENT_OBSERVATION_LIMIT", "run",
+        "Longest observation passed back to the model, in characters; the rest is cut with a "
+        "note saying how much.",
+        ge=100, le=100_000,
+    )  # fmt: skip
+    answer_on_limit: bool = _setting(
+        False, "REACT_AGENT_ANSWER_ON_LIMIT", "run",
+        "When max_steps is reached, ask the model once more for its best answer from what it "
+        "has.",
+    )  # fmt: skip
+
+    # -- operator settings: environment, command line or build_graph only --------------------
+    base_url: str | None = _setting(
+        None, "OPENAI_BASE_URL", "operator",
+        "OpenAI-compatible endpoint, e.g. DashScope, DeepSeek, vLLM, Ollama, llama.cpp. Empty "
+        "means api.openai.com.",
+    )  # fmt: skip
+    api_key_env: str = _setting(
+        "OPENAI_API_KEY", "REACT_AGENT_API_KEY_ENV", "operator",
+        "Name of the environment variable that holds the API key. The key itself never enters "
+        "the state.",
+    )  # fmt: skip
+    allowed_models: list[str] = _setting(
+        list,
+        "REACT_AGENT_ALLOWED_MODELS",
+        "operator",
+        "Model names a run may choose besides the configured one (comma-separated).",
     )
-    observation_limit: int = Field(
-        default=4000,
-        ge=100,
-        description="Longest observation passed back to the model, in characters; the rest is "
-        "cut with a note saying how much (env REACT_AGENT_OBSERVATION_LIMIT).",
+    max_steps_cap: int = _setting(
+        50, "REACT_AGENT_MAX_STEPS_CAP", "operator",
+        "Largest max_steps a run may ask for.", ge=1, le=1000,
+    )  # fmt: skip
+    tool_timeout: float = _setting(
+        30.0, "REACT_AGENT_TOOL_TIMEOUT", "operator", "Seconds one tool call may take.", gt=0
     )
-    tool_timeout: float = Field(
-        default=30.0,
+    model_timeout: float = _setting(
+        120.0, "REACT_AGENT_MODEL_TIMEOUT", "operator",
+        "Seconds one model call may take in all (connect, every read, the whole stream).",
         gt=0,
-        description="Seconds one tool call may take (env REACT_AGENT_TOOL_TIMEOUT).",
-    )
-    max_invalid: int = Field(
-        default=3,
+    )  # fmt: skip
+    run_timeout: float | None = _setting(
+        None, "REACT_AGENT_RUN_TIMEOUT", "operator",
+        "Seconds a whole run may take; the run then ends with what it has. Empty: no limit "
+        "(the embedded model: 30).",
+        gt=0,
+    )  # fmt: skip
+    max_reply_chars: int = _setting(
+        100_000, "REACT_AGENT_MAX_REPLY_CHARS", "operator",
+        "Longest model reply accepted, in characters; a longer one is refused.", ge=1000,
+    )  # fmt: skip
+    max_tokens: int | None = _setting(
+        None, "REACT_AGENT_MAX_TOKENS", "operator",
+        "Most tokens the model may write per step. Empty: the endpoint's default (the "
+        "embedded model: 256).",
+        ge=16,
+    )  # fmt: skip
+    answer_after: int | None = _setting(
+        None, "REACT_AGENT_ANSWER_AFTER", "operator",
+        "After this many observations only a Final Answer is offered (no tools). Empty: never "
+        "(the embedded model: 2).",
         ge=1,
-        description="Consecutive unparseable replies before the run ends with status error "
-        "(env REACT_AGENT_MAX_INVALID).",
-    )
-    model_timeout: float = Field(
-        default=120.0,
-        gt=0,
-        description="Seconds one model request may take (env REACT_AGENT_MODEL_TIMEOUT).",
-    )
-    max_retries: int = Field(
-        default=2,
-        ge=0,
-        description="Retries, with backoff, of rate-limited or failed model requests "
-        "(env REACT_AGENT_MAX_RETRIES).",
-    )
-    constrained_decoding: Literal["auto", "on", "off"] = Field(
-        default="auto",
-        description="Send a grammar built from the tool schemas with text-protocol requests so "
-        "every reply is a valid step: auto = only to the embedded local model, on = to any "
-        "endpoint that accepts llama.cpp's `grammar` field, off = never "
-        "(env REACT_AGENT_CONSTRAINED_DECODING).",
-    )
-    answer_on_limit: bool = Field(
-        default=False,
-        description="When max_steps is reached, ask the model once more for its best answer "
-        "from what it has (env REACT_AGENT_ANSWER_ON_LIMIT).",
+    )  # fmt: skip
+    max_retries: int = _setting(
+        2, "REACT_AGENT_MAX_RETRIES", "operator",
+        "Retries, with backoff, of rate-limited or failed model requests.", ge=0, le=10,
+    )  # fmt: skip
+    max_invalid: int = _setting(
+        3, "REACT_AGENT_MAX_INVALID", "operator",
+        "Consecutive unusable replies before the run ends with status error.", ge=1,
+    )  # fmt: skip
+    constrained_decoding: Literal["auto", "on", "off"] = _setting(
+        "auto", "REACT_AGENT_CONSTRAINED_DECODING", "operator",
+        "Send a grammar built from the tool schemas with text-protocol requests so every reply "
+        "is a valid step: auto = only to the embedded model, on = to any endpoint that accepts "
+        "llama.cpp's `grammar` field, off = never.",
+    )  # fmt: skip
+    mcp_config: str | None = _setting(
+        None,
+        "REACT_AGENT_MCP_CONFIG",
+        "operator",
+        'A JSON file {"mcpServers": {...}} of MCP servers whose tools join the registry.',
     )
 
-    @field_validator("tools", "approve", mode="before")
+    @field_validator("tools", "approve", "allowed_models", mode="before")
     @classmethod
     def _split_names(cls, value: Any, info: Any) -> Any:
         if isinstance(value, str):
@@ -125,30 +186,68 @@ class AgentContext(BaseModel):
                 return None
         return value
 
-    @field_validator("base_url", "system_prompt", mode="before")
+    @field_validator("base_url", "system_prompt", "mcp_config", mode="before")
     @classmethod
     def _empty_is_none(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value
 
 
-ENV_VARS: dict[str, str] = {
-    "model": "REACT_AGENT_MODEL",
-    "base_url": "OPENAI_BASE_URL",
-    "api_key_env": "REACT_AGENT_API_KEY_ENV",
-    "protocol": "REACT_AGENT_PROTOCOL",
-    "max_steps": "REACT_AGENT_MAX_STEPS",
-    "temperature": "REACT_AGENT_TEMPERATURE",
-    "system_prompt": "REACT_AGENT_SYSTEM_PROMPT",
-    "tools": "REACT_AGENT_TOOLS",
-    "approve": "REACT_AGENT_APPROVE",
-    "observation_limit": "REACT_AGENT_OBSERVATION_LIMIT",
-    "tool_timeout": "REACT_AGENT_TOOL_TIMEOUT",
-    "max_invalid": "REACT_AGENT_MAX_INVALID",
-    "model_timeout": "REACT_AGENT_MODEL_TIMEOUT",
-    "max_retries": "REACT_AGENT_MAX_RETRIES",
-    "constrained_decoding": "REACT_AGENT_CONSTRAINED_DECODING",
-    "answer_on_limit": "REACT_AGENT_ANSWER_ON_LIMIT",
-}
+def _field_extra(name: str) -> dict[str, Any]:
+    extra = AgentContext.model_fields[name].json_schema_extra
+    return extra if isinstance(extra, dict) else {}
+
+
+ENV_VARS: dict[str, str] = {name: _field_extra(name)["env"] for name in AgentContext.model_fields}
+RUN_FIELDS = frozenset(n for n in AgentContext.model_fields if _field_extra(n)["scope"] == "run")
+
+
+def _run_context_schema() -> type:
+    """The run context as LangGraph and Studio see it: the run settings only, each with its
+    description. A TypedDict, so LangGraph passes the caller's dict through unvalidated and
+    `resolve_context` answers a bad value with one sentence instead of a validation dump."""
+    fields: dict[str, Any] = {}
+    for name in sorted(RUN_FIELDS):
+        info = AgentContext.model_fields[name]
+        fields[name] = Annotated[info.annotation, Field(description=info.description)]
+    return TypedDict("RunContext", fields, total=False)  # type: ignore[operator]
+
+
+RunContext = _run_context_schema()
+
+
+@dataclass(frozen=True)
+class EnvVar:
+    """An environment variable read outside `AgentContext` (persistence, tools, local model)."""
+
+    name: str
+    default: str
+    help: str
+
+
+ENVIRONMENT: tuple[EnvVar, ...] = (
+    EnvVar("OPENAI_API_KEY", "", "The API key (the variable named by REACT_AGENT_API_KEY_ENV)."),
+    EnvVar("REACT_AGENT_CHECKPOINTER", "sqlite (state folder)",
+           "memory, sqlite:///file.sqlite or postgresql://..."),
+    EnvVar("REACT_AGENT_STATE_DIR", "$XDG_STATE_HOME/react-agent",
+           "Folder for the default SQLite store and lock files."),
+    EnvVar("REACT_AGENT_LOCAL", "on", "off: never fall back to the embedded model."),
+    EnvVar("REACT_AGENT_GGUF", "the packaged model", "A GGUF file for the embedded model."),
+    EnvVar("REACT_AGENT_DEBUG", "", "1: show tracebacks in the command line."),
+    EnvVar("REACT_AGENT_KB_DIR", "tools/knowledge_base", "Folder knowledge_search reads."),
+    EnvVar("REACT_AGENT_FETCH_ALLOW", "", "Hosts or networks web_fetch may reach though private."),
+    EnvVar("REACT_AGENT_FETCH_MAX_CHARS", "4000", "Most characters web_fetch returns."),
+    EnvVar("REACT_AGENT_HTTP_TIMEOUT", "10", "Seconds per HTTP request of the tools."),
+    EnvVar("REACT_AGENT_HTTP_RETRIES", "2", "Retries of failed HTTP requests of the tools."),
+    EnvVar("REACT_AGENT_HTTP_BACKOFF", "0.5", "First retry delay, seconds (doubles)."),
+    EnvVar("REACT_AGENT_HTTP_MAX_BYTES", "2000000", "Largest HTTP body the tools read."),
+    EnvVar("REACT_AGENT_WEATHER_PROVIDER", "open-meteo", "open-meteo or cma."),
+    EnvVar("REACT_AGENT_OPEN_METEO_URL", "https://api.open-meteo.com", "Open-Meteo forecast API."),
+    EnvVar("REACT_AGENT_OPEN_METEO_GEOCODING_URL", "https://geocoding-api.open-meteo.com",
+           "Open-Meteo geocoding API."),
+    EnvVar("REACT_AGENT_CMA_BASE_URL", "", "The CMA weather API."),
+    EnvVar("REACT_AGENT_WIKIPEDIA_URL", "https://{lang}.wikipedia.org", "Wikipedia's API."),
+    EnvVar("REACT_AGENT_WIKIPEDIA_LANG", "en", "Wikipedia language."),
+)  # fmt: skip
 
 
 def env_overrides(env: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -157,13 +256,20 @@ def env_overrides(env: Mapping[str, str] | None = None) -> dict[str, str]:
     return {field: env[var] for field, var in ENV_VARS.items() if env.get(var, "").strip()}
 
 
+def _validate(merged: Mapping[str, Any]) -> AgentContext:
+    try:
+        return AgentContext(**merged)
+    except ValidationError as exc:
+        raise ConfigError(_explain(exc)) from None
+
+
 def resolve_context(
     *layers: Mapping[str, Any] | AgentContext | None, env: Mapping[str, str] | None = None
 ) -> AgentContext:
-    """Merge env and the given layers (later wins) into one validated context.
+    """Merge the environment and trusted layers (later wins) into one validated context.
 
-    An `AgentContext` layer contributes only the fields it was given explicitly, so a run that
-    sets `max_steps` in Studio does not reset the model chosen by `build_graph`.
+    Trusted means operator: `build_graph(...)` arguments, the command line. An `AgentContext`
+    layer contributes only the fields it was given explicitly.
     """
     merged: dict[str, Any] = dict(env_overrides(env))
     for layer in layers:
@@ -171,10 +277,75 @@ def resolve_context(
             merged.update(layer.model_dump(exclude_unset=True))
         elif layer:
             merged.update({k: v for k, v in layer.items() if v is not None})
-    try:
-        return AgentContext(**merged)
-    except ValidationError as exc:
-        raise ConfigError(_explain(exc)) from None
+    return _validate(merged)
+
+
+def resolve_run_context(
+    operator: Mapping[str, Any],
+    run: Mapping[str, Any] | AgentContext | None,
+    *,
+    model_object: bool = False,
+) -> AgentContext:
+    """The settings of one run: the operator's (environment + `build_graph` arguments) with the
+    caller's run context on top, after checking that the caller only chose what a caller may.
+
+    An `AgentContext` object can only come from code in this process, which is the operator;
+    a mapping is what a served run carries and is checked field by field. With a chat model
+    object from `build_graph` (`model_object`), a run's model name only names that model.
+    """
+    base = resolve_context(operator)
+    if isinstance(run, AgentContext):
+        return _validate({**base.model_dump(), **run.model_dump(exclude_unset=True)})
+    given = {key: value for key, value in (run or {}).items() if value is not None}
+    refused = sorted(key for key in given if key not in RUN_FIELDS)
+    if refused:
+        operator_only = [k for k in refused if k in AgentContext.model_fields]
+        unknown = [k for k in refused if k not in AgentContext.model_fields]
+        parts = []
+        if operator_only:
+            parts.append(
+                f"{', '.join(operator_only)} cannot be set by a run (operator settings: set "
+                f"{', '.join(ENV_VARS[k] for k in operator_only)} or pass them to build_graph)"
+            )
+        if unknown:
+            parts.append(
+                f"unknown setting(s) {', '.join(unknown)} (a run may set: "
+                f"{', '.join(sorted(RUN_FIELDS))})"
+            )
+        raise ConfigError("Refused run context: " + "; ".join(parts) + ".")
+    merged = {**base.model_dump(), **given}
+    if "approve" in given:  # a run adds approvals; it never removes the operator's
+        extra = given["approve"]
+        extra = extra.split(",") if isinstance(extra, str) else extra
+        merged["approve"] = [*base.approve, *[n for n in extra or [] if n not in base.approve]]
+    ctx = _validate(merged)
+    _check_caller_choices(ctx, base, given, model_object)
+    return ctx
+
+
+def _check_caller_choices(
+    ctx: AgentContext, base: AgentContext, given: Mapping[str, Any], model_object: bool
+) -> None:
+    if "max_steps" in given and ctx.max_steps > base.max_steps_cap:
+        raise ConfigError(
+            f"Refused run context: max_steps={ctx.max_steps} is above the operator's cap "
+            f"({base.max_steps_cap}, REACT_AGENT_MAX_STEPS_CAP)."
+        )
+    if (
+        "model" in given
+        and not model_object
+        and ctx.model not in {base.model, *base.allowed_models}
+    ):
+        allowed = ", ".join(sorted({base.model, *base.allowed_models}))
+        raise ConfigError(
+            f"Refused run context: model {ctx.model!r} is not allowed here (allowed: {allowed}; "
+            "the operator lists more in REACT_AGENT_ALLOWED_MODELS)."
+        )
+    if any(":" in name for name in ctx.tools or []) and ctx.tools != base.tools:
+        raise ConfigError(
+            "Refused run context: tools are chosen by name; `module:attribute` import paths "
+            "are an operator setting (REACT_AGENT_TOOLS, --tools or build_graph)."
+        )
 
 
 def _explain(exc: ValidationError) -> str:
@@ -182,12 +353,15 @@ def _explain(exc: ValidationError) -> str:
     for error in exc.errors():
         field = str(error["loc"][0]) if error["loc"] else "?"
         where = f"{field} (env {ENV_VARS[field]})" if field in ENV_VARS else field
-        problems.append(f"{where}: {error['msg']}, got {error.get('input')!r}")
+        shown = repr(error.get("input"))
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        problems.append(f"{where}: {error['msg']}, got {shown}")
     return "Invalid agent configuration: " + "; ".join(problems) + "."
 
 
 def load_env_file(path: str | os.PathLike[str] | None = None) -> Path | None:
-    """Read `.env` (from the current directory upwards) without overriding the environment."""
+    """Read `.env` (from the current directory upwards) without overriding the environment.
+    Called by the `react-agent` entry point; `langgraph dev` reads it through langgraph.json."""
     from dotenv import find_dotenv, load_dotenv
 
     found = str(path) if path else find_dotenv(usecwd=True)

@@ -1,7 +1,17 @@
 """The graph state: what each node reads and writes, and what callers and Studio see.
 
-Input is only `messages`; output is the answer, the status, the step trace and the
-conversation. Everything else is the loop's own bookkeeping for the current run.
+The conversation is standard LangChain messages whatever the protocol: each step of the model
+is an `AIMessage` with `tool_calls`, each observation a `ToolMessage` with that call's id. The
+trace (`steps`) is derived from those messages when a run ends (`graph.trace`), so every
+observation is stored once per step, not copied beside its message.
+
+Input is only `messages`; output is the answer, the status, the trace and the conversation.
+`run` is the loop's own bookkeeping for the current run, one channel so a checkpoint carries
+one version entry for it, merged key by key by its reducer.
+
+Every channel's reducer checks what it is given, so a malformed update (from `update_state`,
+Studio, or a `Command`) is refused when it is written, with one sentence, and never reaches
+storage where it would break every later run of the thread.
 """
 
 from __future__ import annotations
@@ -10,25 +20,15 @@ import uuid
 from collections.abc import Sequence
 from typing import Annotated, Any, Literal, NotRequired
 
-from langchain_core.messages import AnyMessage, convert_to_messages
+from langchain_core.messages import AnyMessage, BaseMessage, convert_to_messages
 from langgraph.channels import DeltaChannel
 from langgraph.graph.message import add_messages
 from langgraph.managed import RemainingSteps
 from typing_extensions import TypedDict  # pydantic needs it for schemas on Python < 3.12
 
-Status = Literal["running", "answered", "max_steps", "stuck", "error"]
-Decision = Literal[
-    "act",
-    "answer",
-    "invalid",
-    "error",
-    "continue",
-    "wrap_up",
-    "max_steps",
-    "give_up",
-    "stopped",
-    "stuck",
-]
+Status = Literal["running", "answered", "max_steps", "stuck", "timeout", "error"]
+STATUSES: frozenset[str] = frozenset(Status.__args__)  # type: ignore[attr-defined]
+TERMINAL: frozenset[str] = STATUSES - {"running"}
 
 
 class Usage(TypedDict, total=False):
@@ -38,7 +38,7 @@ class Usage(TypedDict, total=False):
 
 
 class Step(TypedDict, total=False):
-    """One entry of the trace: a tool call and its observation, an invalid reply, or the answer.
+    """One entry of the trace: a tool call and its observation, an invalid reply, the answer.
 
     Parallel tool calls of one iteration share `step`; the model's token usage is on the first
     entry of its iteration only, so summing `usage` over the trace counts every call once.
@@ -57,22 +57,73 @@ class Step(TypedDict, total=False):
     note: str | None
 
 
-class PendingCall(TypedDict):
-    """A tool call the model asked for and `act` has yet to run."""
+class Run(TypedDict, total=False):
+    """The loop's bookkeeping for the current run."""
 
-    id: str
-    name: str
-    args: dict[str, Any] | str
-    error: NotRequired[str]  # set when the call is already known to be invalid
+    question_id: str | None  # the message that started this run: the trace starts after it
+    iteration: int  # finished think/act/observe iterations
+    protocol: str | None  # the protocol this run settled on (auto resolved, fallback)
+    approve: list[str]  # the approval policy the run started with (resumes keep it)
+    review: list[str]  # ids of the calls of this step that wait for a person's decision
+    invalid: str | None  # why the model's last reply could not be used
+    invalid_streak: int
+    repeats: int  # iterations in a row that made the same calls with the same results
+    last_calls: str | None  # digest of the last iteration's calls and observations
+    wrap_up: bool  # the next think asks for the best answer, with no tools
+    started_at: float | None  # wall-clock start (time.time()), for the run deadline
+    closed: bool  # the run already ended in think (no room left for finish)
 
 
-class ToolResult(TypedDict):
-    id: str
-    name: str
-    args: dict[str, Any] | str
-    output: str
-    is_error: bool
-    duration_ms: float
+_RUN_TYPES: dict[str, tuple[type, ...]] = {
+    "question_id": (str, type(None)),
+    "iteration": (int,),
+    "protocol": (str, type(None)),
+    "approve": (list,),
+    "review": (list,),
+    "invalid": (str, type(None)),
+    "invalid_streak": (int,),
+    "repeats": (int,),
+    "last_calls": (str, type(None)),
+    "wrap_up": (bool,),
+    "started_at": (float, int, type(None)),
+    "closed": (bool,),
+}
+
+
+def merge_run(current: Run | None, update: Any) -> Run:
+    """Fold a partial bookkeeping update into the current one, refusing malformed values."""
+    if update is None:
+        return current or {}
+    if not isinstance(update, dict):
+        raise ValueError(f"'run' must be an object of bookkeeping fields, got {update!r:.80}.")
+    for key, value in update.items():
+        kinds = _RUN_TYPES.get(key)
+        if kinds is None:
+            raise ValueError(
+                f"'run' has no field {key!r} (fields: {', '.join(sorted(_RUN_TYPES))})."
+            )
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            raise ValueError(f"'run.{key}' cannot be {value!r:.80}.")
+    return {**(current or {}), **update}
+
+
+def replace_steps(current: list[Step] | None, update: Any) -> list[Step]:
+    """The trace is replaced whole (by `finish`); it must be a list of step objects."""
+    if not isinstance(update, list) or not all(isinstance(s, dict) for s in update):
+        raise ValueError(f"'steps' must be a list of step objects, got {update!r:.80}.")
+    return update
+
+
+def replace_status(current: Status | None, update: Any) -> Status | None:
+    if update is not None and update not in STATUSES:
+        raise ValueError(f"'status' must be one of {', '.join(sorted(STATUSES))}, got {update!r}.")
+    return update
+
+
+def replace_text(current: str | None, update: Any) -> str | None:
+    if update is not None and not isinstance(update, str):
+        raise ValueError(f"'answer' and 'error' must be text or null, got {update!r:.80}.")
+    return update
 
 
 def add_message_batches(messages: list[AnyMessage], writes: Sequence[Any]) -> list[AnyMessage]:
@@ -81,36 +132,31 @@ def add_message_batches(messages: list[AnyMessage], writes: Sequence[Any]) -> li
 
     Messages written without an id (`("user", "...")` inputs) get one derived from their place
     in the conversation: the channel is rebuilt from its writes on every load, and a random id
-    would change each time.
+    would change each time. A write that is not a message is refused here, at write time.
     """
-    batch = convert_to_messages(
-        [m for write in writes for m in (write if isinstance(write, list) else [write])]
-    )
+    flat = [m for write in writes for m in (write if isinstance(write, list) else [write])]
+    try:
+        batch = convert_to_messages(flat)
+    except (ValueError, TypeError, NotImplementedError) as exc:
+        first = str(exc).split("\n", 1)[0]
+        raise ValueError(f"'messages' update refused: {first}") from None
     for offset, message in enumerate(batch):
+        if not isinstance(message, BaseMessage):  # pragma: no cover - convert_to_messages
+            raise ValueError(f"'messages' update refused: {message!r:.80} is not a message.")
         if message.id is None:
             seed = f"{len(messages) + offset}:{message.type}:{message.text}"
             message.id = str(uuid.uuid5(uuid.NAMESPACE_URL, seed))
     return add_messages(messages, batch)
 
 
-def extend_batches(items: list[Any], writes: Sequence[list[Any]]) -> list[Any]:
-    """Append every write's items, in order."""
-    out = list(items)
-    for write in writes:
-        out.extend(write)
-    return out
-
-
-# The conversation and the trace grow by every step. As delta channels, each checkpoint stores
-# only the new writes, not the whole list again, so storage grows linearly with the steps
-# (LangGraph rebuilds the list from the writes when it loads a checkpoint). A full snapshot is
-# written every SNAPSHOT_EVERY updates to bound that replay; each snapshot costs the whole list,
-# so it is rare.
+# The conversation grows by every step. As a delta channel, each checkpoint stores only the new
+# writes, not the whole list again, so storage grows linearly with the steps (LangGraph rebuilds
+# the list from the writes when it loads a checkpoint). A full snapshot is written every
+# SNAPSHOT_EVERY updates to bound that replay; each snapshot costs the whole list, so it is rare.
 SNAPSHOT_EVERY = 1000
 Messages = Annotated[
     list[AnyMessage], DeltaChannel(add_message_batches, snapshot_frequency=SNAPSHOT_EVERY)
 ]
-Steps = Annotated[list[Step], DeltaChannel(extend_batches, snapshot_frequency=SNAPSHOT_EVERY)]
 
 
 class InputState(TypedDict):
@@ -119,62 +165,25 @@ class InputState(TypedDict):
 
 class OutputState(TypedDict, total=False):
     messages: Messages
-    answer: str | None
-    status: Status | None
-    error: str | None
-    steps: Steps
-
-
-class Run(TypedDict, total=False):
-    """The loop's bookkeeping for the current run, kept in one channel: every channel costs a
-    version entry in every checkpoint, so fewer channels mean smaller checkpoints."""
-
-    decision: Decision | None
-    thought: str
-    usage: Usage | None
-    protocol: str | None
-    pending: list[PendingCall]
-    approve: list[str]  # the approval policy the run started with
-    note: str | None
-    iteration: int
-    invalid_streak: int
-    repeats: int  # how many iterations in a row made the same calls with the same results
-    last_calls: str | None  # digest of the last iteration's calls and observations
-
-
-RUN_KEYS = frozenset(Run.__annotations__)
+    answer: Annotated[str | None, replace_text]
+    status: Annotated[Status | None, replace_status]
+    error: Annotated[str | None, replace_text]
+    steps: Annotated[list[Step], replace_steps]
 
 
 class AgentState(OutputState, total=False):
     """The stored state: the output fields plus the run's bookkeeping."""
 
     messages: Messages
-    run: Run
+    run: Annotated[Run, merge_run]
     remaining_steps: RemainingSteps
 
 
-def flat(state: Any) -> dict[str, Any]:
-    """The state with the run's bookkeeping at the top level, as the nodes read it."""
-    return {**state, **(state.get("run") or {})}
-
-
-def pack(state: Any, update: dict[str, Any]) -> dict[str, Any]:
-    """A node's flat update with its bookkeeping folded back into the `run` channel."""
-    changes = {key: update.pop(key) for key in list(update) if key in RUN_KEYS}
-    if changes:
-        update["run"] = {**(state.get("run") or {}), **changes}
-    return update
-
-
 class ActInput(TypedDict):
-    """What `act` receives for one call, through `Send`: the call and the few facts its trace
-    entry needs, not the whole state (which would be stored again with every task)."""
+    """What `act` receives for one call, through `Send`: the call and the few facts its
+    observation needs, not the whole state (which would be stored again with every task)."""
 
-    call: PendingCall
-    step: int
-    index: int
+    call: dict[str, Any]  # a LangChain ToolCall: name, args, id
     protocol: str
-    thought: str
-    usage: NotRequired[Usage | None]
-    note: NotRequired[str | None]
-    approve: NotRequired[list[str]]
+    error: NotRequired[str | None]  # set when the call is known to be unusable (model told why)
+    note: NotRequired[str | None]  # said with this observation (e.g. ignored extra actions)

@@ -13,16 +13,14 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import StateSnapshot
 
-from graph.state import flat
-
 
 def resume_from(snapshot: StateSnapshot, history: list[StateSnapshot]) -> RunnableConfig | None:
     """The checkpoint config to continue from, or None when there is nothing to resume."""
     if snapshot.next:  # the thread's latest checkpoint, so its saved writes are reused
         thread_id = snapshot.config["configurable"]["thread_id"]
         return {"configurable": {"thread_id": thread_id}}
-    values = flat(snapshot.values or {})
-    if values.get("status") != "error" or values.get("decision") != "error":
+    values = snapshot.values or {}
+    if values.get("status") != "error":
         return None
     for earlier in history:  # newest first
         if earlier.next == ("think",):

@@ -1,63 +1,54 @@
 """The two ways a model asks for tools, each reduced to the same typed decision.
 
-`native`: the model gets the tool schemas and answers with `tool_calls`.
-`text`: the model writes Thought / Action / Action Input / Final Answer; the request stops at
-`Observation:` and the reply goes through `parse_react`.
+`native` (`native.py`): the model gets the tool schemas and answers with `tool_calls`.
+`text` (`text/`): the model writes Thought / Action / Action Input / Final Answer; the request
+stops at `Observation:` and the reply is read by `text.reader.parse_react`.
+
+Both protocols store the same standard messages (`graph.messages`); a protocol is only how the
+prompt is rendered for the model and how its reply is read back, so a thread can switch protocol
+between turns.
 """
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
+from langgraph.constants import TAG_NOSTREAM
 
-from graph.protocols.text.reader import clean_reply, parse_react
-from graph.protocols.text.prompts import (
-    MARK,
-    OBSERVATION,
-    native_system_prompt,
-    text_system_prompt,
-    text_transcript,
-)
-from graph.state import PendingCall
+from graph.messages import new_call_id
+from graph.protocols.decisions import Act, Answer, Decision, Invalid
+from graph.protocols.native import decide_native, native_system_prompt
+from graph.protocols.text.prompts import OBSERVATION, text_system_prompt, text_transcript
+from graph.protocols.text.reader import parse_react
 
 STOP = [OBSERVATION]
 
-
-@dataclass(frozen=True)
-class Act:
-    calls: list[PendingCall]
-    thought: str = ""
-    note: str | None = None
+__all__ = ["STOP", "Act", "Answer", "Decision", "Invalid", "bind", "decide", "request_messages"]
 
 
-@dataclass(frozen=True)
-class Answer:
-    text: str
-    thought: str = ""
+def bind(
+    model: BaseChatModel, protocol: str, tools: Sequence[BaseTool], **options: Any
+) -> Runnable:
+    """The model as this protocol calls it: with tool schemas, or with the stop sequence.
 
-
-@dataclass(frozen=True)
-class Invalid:
-    error: str
-    thought: str = ""
-    call_ids: list[str] = field(default_factory=list)  # native tool calls that need a reply
-
-
-Decision = Act | Answer | Invalid
-
-
-def bind(model: BaseChatModel, protocol: str, tools: Sequence[BaseTool]) -> Runnable:
-    """The model as this protocol calls it: with tool schemas, or with the stop sequence."""
+    Text-protocol tokens are not streamed to clients (`nostream`): they are raw
+    `Thought:/Action:` labels; the parsed step reaches them as a message instead. A model that
+    renders its own completion prompt (`completion_prompt = True`, the embedded model) also
+    gets the tools, to pick its worked examples.
+    """
     if protocol == "native":
-        return model.bind_tools(list(tools)) if tools else model
-    return model.bind(stop=STOP)
+        bound = model.bind_tools(list(tools)) if tools else model
+        return bound.bind(**options) if options else bound
+    if getattr(model, "completion_prompt", False):
+        bound = model.bind_tools(list(tools)).bind(stop=STOP, **options)
+    else:
+        bound = model.bind(stop=STOP, **options)
+    return bound.with_config(tags=[TAG_NOSTREAM])
 
 
 def request_messages(
@@ -65,70 +56,56 @@ def request_messages(
     messages: Sequence[BaseMessage],
     tools: Sequence[BaseTool],
     instructions: str | None,
-    system_prompt_cache: dict[Any, str] | None = None,
 ) -> list[BaseMessage]:
     """System prompt plus the conversation in the form this protocol's model reads."""
+    ordered = tool_results_after_calls(messages)
     if protocol == "native":
-        return [SystemMessage(content=native_system_prompt(instructions)), *messages]
-    key = (tuple(t.name for t in tools), instructions)
-    prompt = system_prompt_cache.get(key) if system_prompt_cache is not None else None
-    if prompt is None:
-        prompt = text_system_prompt(tools, instructions)
-        if system_prompt_cache is not None:
-            system_prompt_cache[key] = prompt
-    return [SystemMessage(content=prompt), *text_transcript(messages)]
-
-
-def decide_native(reply: AIMessage) -> Decision:
-    thought = reply.text.strip()
-    calls: list[PendingCall] = [
-        {"id": call.get("id") or _new_id(), "name": call["name"], "args": call.get("args") or {}}
-        for call in reply.tool_calls
+        return [SystemMessage(content=native_system_prompt(instructions)), *ordered]
+    return [
+        SystemMessage(content=text_system_prompt(tools, instructions)),
+        *text_transcript(ordered),
     ]
-    broken = [
-        {
-            "id": bad.get("id") or _new_id(),
-            "name": bad.get("name") or "?",
-            "args": bad.get("args") or "",
-            "error": (
-                f"The arguments for tool '{bad.get('name')}' are not valid JSON "
-                f"({bad.get('error') or 'could not be parsed'}): {bad.get('args')!r}. "
-                "Send the arguments as a JSON object."
-            ),
-        }
-        for bad in reply.invalid_tool_calls
-    ]
-    if calls:
-        return Act(calls=[*calls, *broken], thought=thought)
-    if broken:
-        error = "; ".join(b["error"] for b in broken)
-        return Invalid(error=error, thought=thought, call_ids=[b["id"] for b in broken])
-    if thought:
-        return Answer(text=thought)
-    return Invalid(error="the reply was empty (no text and no tool call)")
 
 
-def decide_text(reply: AIMessage) -> Decision:
+def tool_results_after_calls(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """Each ToolMessage right after the AIMessage that asked for it, as chat APIs require,
+    even when it was written later (a call answered after the user had moved on)."""
+    results = {x.tool_call_id: x for x in messages if isinstance(x, ToolMessage)}
+    placed: set[str] = set()
+    out: list[BaseMessage] = []
+    for message in messages:
+        if isinstance(message, ToolMessage):
+            if message.tool_call_id not in placed:
+                placed.add(message.tool_call_id)
+                out.append(message)
+            continue
+        out.append(message)
+        if isinstance(message, AIMessage):
+            for call in [*message.tool_calls, *message.invalid_tool_calls]:
+                found = results.get(call.get("id") or "")
+                if found is not None and found.tool_call_id not in placed:
+                    placed.add(found.tool_call_id)
+                    out.append(found)
+    return out
+
+
+def decide(protocol: str, reply: AIMessage, tools: Sequence[BaseTool] = ()) -> Decision:
+    return decide_native(reply) if protocol == "native" else decide_text(reply, tools)
+
+
+def decide_text(reply: AIMessage, tools: Sequence[BaseTool] = ()) -> Decision:
     step = parse_react(reply.text)
     if step.kind == "action":
-        call: PendingCall = {"id": _new_id(), "name": step.tool or "", "args": step.tool_input}
+        call = {"name": step.tool or "", "args": _as_args(step.tool_input), "id": new_call_id()}
         return Act(calls=[call], thought=step.thought, note=step.note)
     if step.kind == "final":
         return Answer(text=step.answer or "", thought=step.thought)
     return Invalid(error=step.error or "the reply could not be parsed", thought=step.thought)
 
 
-def stored_reply(protocol: str, reply: AIMessage) -> AIMessage:
-    """The reply as the conversation keeps it: text steps cut to what the model may write."""
-    if protocol == "native":
-        return reply
-    return AIMessage(
-        content=clean_reply(reply.text),
-        id=reply.id,
-        usage_metadata=reply.usage_metadata,
-        response_metadata={**reply.response_metadata, MARK: "step"},
-    )
-
-
-def _new_id() -> str:
-    return f"call_{uuid.uuid4().hex[:24]}"
+def _as_args(tool_input: Any) -> dict[str, Any]:
+    """ToolCall args are an object; a plain-text input travels under `__arg1`, LangChain's
+    name for a single positional input, and the runner fits it to the tool's one argument."""
+    if isinstance(tool_input, dict):
+        return tool_input
+    return {} if tool_input in (None, "") else {"__arg1": tool_input}

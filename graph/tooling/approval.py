@@ -1,30 +1,40 @@
-"""Human approval of tool calls: which calls need it, what the pause carries, what a reply means.
+"""Human approval of tool calls, in LangChain's human-in-the-loop schema (the one Agent Chat UI,
+Studio and LangChain's HumanInTheLoopMiddleware speak).
 
 A tool needs approval when its name is in the `approve` setting (REACT_AGENT_APPROVE) or the tool
-says so itself (`metadata={"requires_approval": True}`). Before such a call `act` pauses with
-LangGraph's `interrupt()`; the run resumes with `Command(resume=...)` carrying one of
+says so itself (`metadata={"requires_approval": True}`). A step whose calls need it pauses once
+(LangGraph `interrupt`) with
 
-    "approve" | True                          run the call as asked
-    {"action": "edit", "input": {...}}        run it with these arguments instead
-    "reject" | False | {"action": "reject", "reason": "..."}   do not run it; tell the model
+    {"action_requests": [{"name", "args", "description"}, ...],
+     "review_configs": [{"action_name", "allowed_decisions": ["approve", "edit", "reject"]}, ...]}
+
+and resumes with `{"decisions": [...]}`, one per request, in order:
+`{"type": "approve"}`, `{"type": "edit", "edited_action": {"name", "args"}}` or
+`{"type": "reject", "message": "..."}` (the model reads the message).
+
+The project's earlier forms still work where they are unambiguous: a bare verdict (`"approve"`,
+`True`, `"reject"`, `{"action": "edit", "input": {...}}`) only when a single call is pending. A
+reply that does not answer every request exactly once runs none of the calls and says why.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+import json
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from langchain_core.tools import BaseTool
 
-from graph.state import PendingCall
+DECISIONS = ["approve", "edit", "reject"]
 
 
 @dataclass(frozen=True)
-class Verdict:
-    action: Literal["approve", "edit", "reject"]
-    args: Any = None
-    reason: str = ""
+class Decision:
+    type: Literal["approve", "edit", "reject"]
+    name: str | None = None  # edit: the tool to run instead (usually the same)
+    args: Any = None  # edit: the arguments to run with
+    message: str = ""  # reject: what the model is told
 
 
 def needs_approval(tool: BaseTool | None, approve: Collection[str]) -> bool:
@@ -35,39 +45,79 @@ def needs_approval(tool: BaseTool | None, approve: Collection[str]) -> bool:
     return bool((tool.metadata or {}).get("requires_approval"))
 
 
-def approval_request(call: PendingCall) -> dict[str, Any]:
-    """What the pause shows: enough for a person (or a UI) to decide."""
+def approval_request(calls: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The interrupt value for one step: every call that waits for a decision."""
     return {
-        "kind": "approval",
-        "tool": call["name"],
-        "input": call["args"],
-        "call_id": call["id"],
-        "question": f"Run {call['name']} with {call['args']!r}?",
-        "options": ["approve", "edit", "reject"],
+        "action_requests": [
+            {
+                "name": call["name"],
+                "args": call["args"],
+                "description": (
+                    f"Tool execution pending approval\n\nTool: {call['name']}\nArgs: "
+                    f"{json.dumps(call['args'], ensure_ascii=False, default=str)}"
+                ),
+            }
+            for call in calls
+        ],
+        "review_configs": [
+            {"action_name": call["name"], "allowed_decisions": list(DECISIONS)} for call in calls
+        ],
     }
 
 
-def read_verdict(value: Any) -> Verdict:
-    """Understand a resume value; anything unclear is a rejection, never a silent approval."""
+def read_decisions(value: Any, count: int) -> list[Decision] | str:
+    """One decision per pending call, or the sentence that says why the reply cannot be used."""
+    if isinstance(value, dict) and "decisions" in value:
+        value = value["decisions"]
+    if isinstance(value, (list, tuple)):
+        if len(value) != count:
+            return (
+                f"the approval reply had {len(value)} decision(s) for {count} pending call(s), "
+                "so none was run"
+            )
+        return [read_one(item) for item in value]
+    if count != 1:
+        return (
+            f"a single verdict ({_short(value)}) cannot answer {count} pending calls; send "
+            '{"decisions": [...]} with one decision per call, so none was run'
+        )
+    return [read_one(value)]
+
+
+def read_one(value: Any) -> Decision:
+    """Understand one decision; anything unclear is a rejection, never a silent approval."""
     if value is True:
-        return Verdict("approve")
+        return Decision("approve")
     if value is False or value is None:
-        return Verdict("reject", reason="no approval given")
+        return Decision("reject", message="no approval given")
     if isinstance(value, str):
         word = value.strip().lower()
         if word in ("approve", "approved", "yes", "y", "ok"):
-            return Verdict("approve")
-        return Verdict("reject", reason="" if word in ("reject", "no", "n") else value.strip())
+            return Decision("approve")
+        return Decision("reject", message="" if word in ("reject", "no", "n") else value.strip())
     if isinstance(value, dict):
-        action = str(value.get("action", "")).lower()
-        if action == "approve":
-            return Verdict("approve")
-        if action == "edit" and "input" in value:
-            return Verdict("edit", args=value["input"])
-        return Verdict("reject", reason=str(value.get("reason") or ""))
-    return Verdict("reject", reason=f"unrecognised reply {value!r}")
+        kind = str(value.get("type") or value.get("action") or "").lower()
+        if kind == "approve":
+            return Decision("approve")
+        if kind == "edit":
+            edited = value.get("edited_action")
+            if isinstance(edited, dict) and isinstance(edited.get("args"), dict):
+                return Decision("edit", name=edited.get("name"), args=edited["args"])
+            if "input" in value:
+                return Decision("edit", args=value["input"])
+            return Decision("reject", message="an edit without new arguments was not run")
+        if kind == "reject":
+            return Decision(
+                "reject", message=str(value.get("message") or value.get("reason") or "")
+            )
+    return Decision("reject", message=f"unrecognised reply {_short(value)}")
 
 
-def rejection_message(call: PendingCall, reason: str) -> str:
-    text = f"The user rejected the call to {call['name']}"
+def rejection_message(name: str, reason: str) -> str:
+    text = f"The user rejected the call to {name}"
     return f"{text}: {reason}." if reason else f"{text}. Do not try it again; find another way."
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 80 else text[:77] + "..."

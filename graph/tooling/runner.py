@@ -18,30 +18,41 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langgraph.errors import GraphBubbleUp
 from pydantic import ValidationError
+from typing_extensions import TypedDict
 
-from graph.state import PendingCall, ToolResult
+from graph.lru import LRU
 
 T = TypeVar("T")
+PendingCall = dict[str, Any]  # a LangChain ToolCall: name, args, id (and `error` if unusable)
+
+
+class ToolResult(TypedDict):
+    id: str
+    name: str
+    args: dict[str, Any] | str
+    output: str
+    is_error: bool
+    duration_ms: float
 
 
 class ArgumentsError(ValueError):
     """Arguments that cannot be fitted to the tool's schema."""
 
 
-_PARAMETERS: dict[int, tuple[BaseTool, dict[str, Any], list[str]]] = {}
+_PARAMETERS = LRU(256)
 
 
 def tool_parameters(tool: BaseTool) -> tuple[dict[str, Any], list[str]]:
-    """The tool's argument properties and required names, from its JSON schema (cached: the
-    schema is rebuilt from pydantic on every access otherwise)."""
-    cached = _PARAMETERS.get(id(tool))
+    """The tool's argument properties and required names, from its JSON schema (cached by
+    name, checked by identity: the schema is rebuilt from pydantic on every access otherwise)."""
+    cached = _PARAMETERS.peek(tool.name)
     if cached is not None and cached[0] is tool:
         return cached[1], cached[2]
     schema = tool.tool_call_schema
     json_schema = schema if isinstance(schema, dict) else schema.model_json_schema()
     properties = json_schema.get("properties", {}) or {}
     required = list(json_schema.get("required", []) or [])
-    _PARAMETERS[id(tool)] = (tool, properties, required)
+    _PARAMETERS.put(tool.name, (tool, properties, required))
     return properties, required
 
 

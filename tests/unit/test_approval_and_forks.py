@@ -11,9 +11,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from graph import build_graph
-from graph.tooling.approval import read_verdict
 from graph.persistence.forks import edited_update, fork_with_input
 from graph.persistence.resume import resume_config
+from graph.tooling.approval import read_decisions, read_one
 from tests.support.scripted_model import ScriptedChatModel, calls, tool_call
 
 published: list[str] = []
@@ -59,29 +59,52 @@ def config(name: str) -> dict:
 @pytest.mark.parametrize(
     ("verdict", "expected", "observation"),
     [
-        ("approve", ["hi"], "published hi"),
-        ({"action": "edit", "input": {"text": "edited"}}, ["edited"], "published edited"),
+        ({"decisions": [{"type": "approve"}]}, ["hi"], "published hi"),
         (
-            {"action": "reject", "reason": "too loud"},
+            {
+                "decisions": [
+                    {
+                        "type": "edit",
+                        "edited_action": {"name": "publish", "args": {"text": "edited"}},
+                    }
+                ]
+            },
+            ["edited"],
+            "published edited",
+        ),
+        (
+            {"decisions": [{"type": "reject", "message": "too loud"}]},
             [],
             "The user rejected the call to publish: too loud.",
         ),
+        # the project's earlier forms, valid while a single call is pending
+        ("approve", ["hi"], "published hi"),
+        ({"action": "edit", "input": {"text": "edited"}}, ["edited"], "published edited"),
         (
             "reject",
             [],
             "The user rejected the call to publish. Do not try it again; find another way.",
         ),
     ],
-    ids=["approve", "edit", "reject-with-reason", "reject"],
+    ids=["approve", "edit", "reject-with-message", "bare-approve", "old-edit", "bare-reject"],
 )
 def test_approval_pause_and_resume(verdict, expected: list[str], observation: str) -> None:
     _, agent = agent_with([calls(tool_call("publish", {"text": "hi"})), "ok"], approve=["publish"])
     paused = agent.invoke({"messages": [("user", "publish hi")]}, config("a"))
+    assert len(paused["__interrupt__"]) == 1
     pause = paused["__interrupt__"][0].value
-    assert pause["kind"] == "approval" and pause["tool"] == "publish"
-    assert pause["input"] == {"text": "hi"}
+    assert pause["action_requests"] == [
+        {
+            "name": "publish",
+            "args": {"text": "hi"},
+            "description": pause["action_requests"][0]["description"],
+        }
+    ]
+    assert pause["review_configs"] == [
+        {"action_name": "publish", "allowed_decisions": ["approve", "edit", "reject"]}
+    ]
     assert published == []
-    assert agent.get_state(config("a")).next == ("act",)
+    assert agent.get_state(config("a")).next == ("review",)
     done = agent.invoke(Command(resume=verdict), config("a"))
     assert done["status"] == "answered"
     assert published == expected
@@ -94,40 +117,75 @@ def test_tool_metadata_asks_for_approval_and_others_run() -> None:
     script = [calls(tool_call("guarded", {"term": "x"}), tool_call("lookup", {"term": "y"})), "ok"]
     _, agent = agent_with(script)
     paused = agent.invoke({"messages": [("user", "go")]}, config("meta"))
-    assert [i.value["tool"] for i in paused["__interrupt__"]] == ["guarded"]
-    done = agent.invoke(Command(resume=True), config("meta"))
+    [pause] = paused["__interrupt__"]
+    assert [r["name"] for r in pause.value["action_requests"]] == ["guarded"]
+    done = agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config("meta"))
     assert [s["observation"] for s in done["steps"][:2]] == ["found x", "found y"]
 
 
-def test_parallel_approvals_are_answered_by_id() -> None:
+def test_parallel_approvals_are_one_interrupt_answered_in_order() -> None:
     script = [
         calls(tool_call("publish", {"text": "one"}), tool_call("publish", {"text": "two"})),
         "ok",
     ]
     _, agent = agent_with(script, approve=["publish"])
     paused = asyncio.run(agent.ainvoke({"messages": [("user", "go")]}, config("par")))
-    pauses = {i.value["input"]["text"]: i.id for i in paused["__interrupt__"]}
-    assert set(pauses) == {"one", "two"}
-    verdicts = {pauses["one"]: "approve", pauses["two"]: "reject"}
-    done = asyncio.run(agent.ainvoke(Command(resume=verdicts), config("par")))
+    [pause] = paused["__interrupt__"]
+    assert [r["args"]["text"] for r in pause.value["action_requests"]] == ["one", "two"]
+    decisions = {"decisions": [{"type": "approve"}, {"type": "reject", "message": "not two"}]}
+    done = asyncio.run(agent.ainvoke(Command(resume=decisions), config("par")))
     assert published == ["one"]
-    assert done["steps"][1]["observation"].startswith("The user rejected the call to publish")
+    assert done["steps"][1]["observation"] == "The user rejected the call to publish: not two."
+
+
+@pytest.mark.parametrize(
+    "verdict",
+    ["approve", {"decisions": [{"type": "approve"}]}, [{"type": "approve"}] * 3],
+    ids=["bare-verdict", "too-few", "too-many"],
+)
+def test_ambiguous_replies_to_several_calls_run_none(verdict) -> None:
+    script = [
+        calls(tool_call("publish", {"text": "one"}), tool_call("publish", {"text": "two"})),
+        "ok",
+    ]
+    _, agent = agent_with(script, approve=["publish"])
+    agent.invoke({"messages": [("user", "go")]}, config("amb"))
+    done = agent.invoke(Command(resume=verdict), config("amb"))
+    assert published == []
+    assert done["status"] == "answered"
+    for step in done["steps"][:2]:
+        assert step["is_error"] and "was not run" in step["observation"]
+
+
+def test_a_new_message_during_a_pause_never_runs_the_call() -> None:
+    script = [calls(tool_call("publish", {"text": "x"}, id="p1")), "fine, not published"]
+    model, agent = agent_with(script, approve=["publish"])
+    agent.invoke({"messages": [("user", "publish x")]}, config("new"))
+    handled = {"type": "tool", "tool_call_id": "p1", "content": "Successfully handled tool call."}
+    done = agent.invoke({"messages": [handled, ("user", "never mind")]}, config("new"))
+    assert published == []
+    assert done["status"] == "answered" and done["answer"] == "fine, not published"
+    told = [m for m in model.requests[-1].messages if getattr(m, "tool_call_id", None) == "p1"]
+    assert len(told) == 1 and "was not run" in told[0].content
 
 
 def test_unclear_verdicts_never_approve() -> None:
-    assert read_verdict("yes").action == "approve"
-    assert read_verdict(True).action == "approve"
-    assert read_verdict({"action": "edit"}).action == "reject"  # edit without input
-    assert read_verdict("maybe later").reason == "maybe later"
-    assert read_verdict(42).action == "reject"
-    assert read_verdict(None).action == "reject"
+    assert read_one("yes").type == "approve"
+    assert read_one(True).type == "approve"
+    assert read_one({"type": "approve"}).type == "approve"
+    assert read_one({"action": "edit"}).type == "reject"  # edit without input
+    assert read_one({"type": "edit", "edited_action": {"name": "x"}}).type == "reject"
+    assert read_one("maybe later").message == "maybe later"
+    assert read_one(42).type == "reject"
+    assert read_one(None).type == "reject"
+    assert isinstance(read_decisions({"decisions": []}, 1), str)
 
 
 def test_resume_after_crash_targets_the_latest_checkpoint() -> None:
     _, agent = agent_with([calls(tool_call("publish", {"text": "x"})), "ok"], approve=["publish"])
     agent.invoke({"messages": [("user", "go")]}, config("r"))
     assert resume_config(agent, config("r")) == config("r")  # paused: continue at the head
-    agent.invoke(Command(resume="approve"), config("r"))
+    agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config("r"))
     assert resume_config(agent, config("r")) is None  # answered: nothing to resume
 
 
@@ -148,10 +206,7 @@ def test_fork_with_an_edited_input_keeps_the_original() -> None:
 
 def test_forking_where_no_call_is_pending_is_refused() -> None:
     with pytest.raises(ValueError, match="not before a tool call"):
-        edited_update({"decision": "answer", "pending": []}, {"x": 1})
+        edited_update({"messages": [AIMessage(content="an answer")]}, {"x": 1})
+    step = AIMessage(content="", tool_calls=[{"id": "a", "name": "n", "args": {}}])
     with pytest.raises(ValueError, match="out of range"):
-        edited_update(
-            {"decision": "act", "pending": [{"id": "a", "name": "n", "args": {}}]},
-            {"x": 1},
-            index=3,
-        )
+        edited_update({"messages": [step]}, {"x": 1}, index=3)

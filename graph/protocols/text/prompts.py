@@ -1,4 +1,4 @@
-"""Prompt text, rendered by pure functions: the system prompts of both protocols, the message a
+"""Prompt text of the text protocol, rendered by pure functions: the system prompt, the message a
 model gets when its reply could not be parsed, and the text-protocol view of a conversation."""
 
 from __future__ import annotations
@@ -11,13 +11,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-OBSERVATION = "Observation:"
-MARK = "react_agent"  # response_metadata key that tells our own messages apart
+from graph.messages import RAW, is_agent_note, kind_of
+from graph.protocols.native import DEFAULT_INSTRUCTIONS
 
-DEFAULT_INSTRUCTIONS = (
-    "You are a careful assistant. Work out the answer step by step and use the tools whenever "
-    "they give you facts or calculations you do not have. Answer in the language of the question."
-)
+OBSERVATION = "Observation:"
 
 _TEXT_FORMAT = """\
 You can use these tools:
@@ -63,10 +60,6 @@ def text_system_prompt(tools: Sequence[BaseTool], instructions: str | None = Non
     return f"{instructions or DEFAULT_INSTRUCTIONS}\n\n{body}"
 
 
-def native_system_prompt(instructions: str | None = None) -> str:
-    return instructions or DEFAULT_INSTRUCTIONS
-
-
 def invalid_reply_observation(error: str, tool_names: Sequence[str]) -> str:
     """What a model is told when its reply could not be parsed: the problem and the exact form."""
     names = ", ".join(tool_names) or "(none)"
@@ -82,14 +75,6 @@ def invalid_reply_observation(error: str, tool_names: Sequence[str]) -> str:
     )
 
 
-def native_invalid_observation(error: str) -> str:
-    return f"Your last reply could not be used: {error}. Call a tool or answer the question."
-
-
-def observation_message(text: str) -> HumanMessage:
-    return HumanMessage(content=f"{OBSERVATION} {text}", response_metadata={MARK: "observation"})
-
-
 def truncate(text: str, limit: int) -> str:
     """Cut an observation to `limit` characters, saying how much was cut."""
     if len(text) <= limit:
@@ -98,11 +83,12 @@ def truncate(text: str, limit: int) -> str:
 
 
 def text_transcript(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
-    """The conversation as a model without function calling can read it.
+    """The conversation as a model without function calling reads it.
 
-    Our own text steps go as written; answers get their `Final Answer:` back so the model keeps
-    the format across turns; native tool calls and tool results (from an earlier native turn)
-    become Action / Observation text.
+    The model's own text steps go back as it wrote them; steps stored as tool calls (edited by
+    a person, or from a native turn) are written out as Thought / Action / Action Input; tool
+    results and the agent's corrections come back as `Observation:` messages; answers get their
+    `Final Answer:` label back so the model keeps the format across turns.
     """
     out: list[BaseMessage] = []
     for message in messages:
@@ -112,18 +98,24 @@ def text_transcript(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
             out.append(HumanMessage(content=f"{OBSERVATION} {message.text}"))
         elif isinstance(message, SystemMessage):
             continue
+        elif is_agent_note(message) and kind_of(message) != "wrap_up":
+            out.append(HumanMessage(content=f"{OBSERVATION} {message.text}"))
         else:
             out.append(message)
     return out
 
 
 def _ai_as_text(message: AIMessage) -> str:
+    raw = message.response_metadata.get(RAW)
+    if isinstance(raw, str) and raw.strip():
+        return raw
     if message.tool_calls:
-        call = message.tool_calls[0]
         thought = message.text.strip()
         lines = [f"Thought: {thought}"] if thought else []
-        lines += [f"Action: {call['name']}", f"Action Input: {json.dumps(call['args'])}"]
+        for call in message.tool_calls:
+            shown = json.dumps(call["args"], ensure_ascii=False)
+            lines += [f"Action: {call['name']}", f"Action Input: {shown}"]
         return "\n".join(lines)
-    if message.response_metadata.get(MARK) == "step":
+    if kind_of(message) == "invalid":
         return message.text
     return f"Final Answer: {message.text}"

@@ -1,0 +1,83 @@
+"""How the agent writes its steps into the conversation, whatever the protocol.
+
+Everything is a standard LangChain message, so Studio, Agent Chat UI, `get_state` and any
+LangGraph client show the same steps for both protocols:
+
+* the model's step: an `AIMessage` with `tool_calls` (under the text protocol the parsed call,
+  with a generated id; its content is the thought and the model's own text is kept in
+  `response_metadata`);
+* each observation: a `ToolMessage` with that call's id (its run time in `response_metadata`);
+* the answer: an `AIMessage` without tool calls;
+* the agent's own notes to the model (a correction after an unusable reply, the loop guard's
+  nudge, the wrap-up request): a `HumanMessage` whose id starts with `do-not-render-`, the prefix
+  Agent Chat UI uses for messages a person need not see.
+
+`response_metadata["react_agent"]` says which of the agent's kinds a message is.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Literal
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+MARK = "react_agent"  # response_metadata key: what kind of agent message this is
+RAW = "react_text"  # the model's own text of a text-protocol step
+PROTOCOL = "react_protocol"
+THOUGHT = "react_thought"  # the thought before a text-protocol Final Answer
+NOTE = "react_note"  # e.g. "2 more actions were ignored"
+FALLBACK = "react_fallback"  # why this run switched to the text protocol
+ERROR = "react_error"  # why an AI reply could not be used
+NOTICE = "react_notice"  # why a run stopped early (on the closing message)
+DURATION = "duration_ms"
+OURS = "react_agent_tool"  # set on ToolMessages this agent produced
+HIDDEN_PREFIX = "do-not-render-"
+
+NoteKind = Literal["invalid", "repeat", "wrap_up", "not_run"]
+
+
+def new_call_id() -> str:
+    return f"call_{uuid.uuid4().hex[:24]}"
+
+
+def agent_note(text: str, kind: NoteKind) -> HumanMessage:
+    """A message from the agent to the model that a person need not see."""
+    return HumanMessage(
+        content=text, id=f"{HIDDEN_PREFIX}{uuid.uuid4().hex}", response_metadata={MARK: kind}
+    )
+
+
+def is_agent_note(message: BaseMessage) -> bool:
+    return isinstance(message, HumanMessage) and (message.id or "").startswith(HIDDEN_PREFIX)
+
+
+def is_user_message(message: BaseMessage) -> bool:
+    return isinstance(message, HumanMessage) and not is_agent_note(message)
+
+
+def observation(
+    call: dict[str, Any], text: str, *, is_error: bool, duration_ms: float = 0.0
+) -> ToolMessage:
+    return ToolMessage(
+        content=text,
+        tool_call_id=call["id"],
+        name=call.get("name"),
+        status="error" if is_error else "success",
+        response_metadata={OURS: True, DURATION: duration_ms},
+    )
+
+
+def is_our_observation(message: BaseMessage) -> bool:
+    return isinstance(message, ToolMessage) and bool(message.response_metadata.get(OURS))
+
+
+def kind_of(message: BaseMessage) -> str | None:
+    return message.response_metadata.get(MARK)
+
+
+def marked(message: AIMessage, **metadata: Any) -> AIMessage:
+    """The same message (same id) with more agent metadata."""
+    return message.model_copy(
+        update={"response_metadata": {**message.response_metadata, **metadata}}
+    )

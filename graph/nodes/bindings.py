@@ -1,0 +1,101 @@
+"""What the nodes share for one compiled graph: the model and tools `build_graph` was given,
+the operator's settings, and small bounded caches of the work every step would otherwise redo
+(validating the same settings, binding the same tools to the same model)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+
+from graph import protocols
+from graph.lru import LRU
+from graph.models import factory
+from graph.protocols.text.grammar import grammar_for, request_options, use_grammar
+from graph.settings import ENV_VARS, AgentContext, resolve_run_context
+
+# The embedded model is small and slow: it gets bounds of its own unless the operator set them.
+LOCAL_DEFAULTS = {"run_timeout": 30.0, "max_tokens": 256, "answer_after": 2}
+
+
+class Bindings:
+    """The fixed parts of a graph, and the per-run settings derived from them."""
+
+    def __init__(
+        self,
+        model: BaseChatModel | None,
+        tools: Sequence[BaseTool] | None,
+        overrides: Mapping[str, Any],
+        load_tools: Callable[[list[str] | None], list[BaseTool]],
+    ) -> None:
+        self.model = model
+        self.fixed_tools = list(tools) if tools is not None else None
+        self.overrides = dict(overrides)
+        self.load_tools = load_tools
+        self._contexts = LRU(64)
+        self._bound = LRU(64)
+
+    def context(self, run_context: Any) -> AgentContext:
+        """The run's validated settings (raises ConfigError with one sentence)."""
+        env = tuple(map(os.environ.get, ENV_VARS.values()))
+        if isinstance(run_context, AgentContext):
+            key: Hashable = ("object", run_context.model_dump_json(exclude_unset=True), env)
+        else:
+            key = ("dict", json.dumps(run_context or {}, sort_keys=True, default=repr), env)
+        return self._contexts.get(
+            key,
+            lambda: resolve_run_context(
+                self.overrides, run_context, model_object=self.model is not None
+            ),
+        )
+
+    def tools(self, ctx: AgentContext) -> list[BaseTool]:
+        if self.fixed_tools is not None:
+            return self.fixed_tools
+        return self.load_tools(ctx.tools)
+
+    def is_local(self, ctx: AgentContext) -> bool:
+        return self.model is None and factory.wants_local(ctx)
+
+    def limits(self, ctx: AgentContext) -> AgentContext:
+        """The settings with the embedded model's own bounds filled in where none was set."""
+        if not self.is_local(ctx):
+            return ctx
+        missing = {k: v for k, v in LOCAL_DEFAULTS.items() if getattr(ctx, k) is None}
+        return ctx.model_copy(update=missing) if missing else ctx
+
+    def chat_model(self, ctx: AgentContext) -> BaseChatModel:
+        return self.model or factory.resolve_model(ctx)
+
+    def bound(
+        self, ctx: AgentContext, protocol: str, tools: Sequence[BaseTool], local: bool
+    ) -> Runnable:
+        """The model as this step calls it: protocol, tools, grammar and token bound."""
+        grammar = use_grammar(ctx.constrained_decoding, protocol=protocol, local=local)
+        key = (
+            ctx.model,
+            ctx.base_url,
+            ctx.temperature,
+            protocol,
+            tuple(tool.name for tool in tools),
+            grammar,
+            ctx.max_tokens,
+            ctx.model_timeout,
+            ctx.max_retries,
+            ctx.api_key_env,
+        )
+
+        def make() -> Runnable:
+            options: dict[str, Any] = {}
+            if grammar:  # constrained decoding: every reply is a valid, executable step
+                options.update(request_options(grammar_for(tools)))
+            if ctx.max_tokens:
+                options["max_tokens"] = ctx.max_tokens
+            return protocols.bind(self.chat_model(ctx), protocol, tools, **options)
+
+        return self._bound.get(key, make)

@@ -1,0 +1,72 @@
+"""One model call with a real deadline and a bounded reply.
+
+A per-read timeout is not a deadline: a server that trickles a byte every half second, or
+streams without end, keeps a run alive forever. The call is streamed under one total deadline
+(connect, every read, the whole stream) and stops reading once the reply passes the length cap.
+The sync graph runs the same coroutine, so both forms get the same guarantee.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    BaseMessageChunk,
+    message_chunk_to_message,
+)
+from langchain_core.runnables import Runnable, RunnableConfig
+
+from graph.tooling.runner import run_coroutine
+
+
+class ReplyTooLong(ValueError):
+    """The model kept writing past the reply cap."""
+
+
+async def acall_model(
+    runnable: Runnable,
+    messages: Sequence[BaseMessage],
+    config: RunnableConfig | None,
+    *,
+    timeout: float,
+    max_chars: int,
+) -> AIMessage:
+    """The model's whole reply, or TimeoutError / ReplyTooLong."""
+    reply: Any = None
+    size = 0
+    async with asyncio.timeout(timeout):
+        async for chunk in runnable.astream(list(messages), config):
+            reply = chunk if reply is None else reply + chunk
+            size += len(chunk.content) if isinstance(getattr(chunk, "content", None), str) else 0
+            if size > max_chars:
+                raise ReplyTooLong(
+                    f"the model's reply passed {max_chars:,} characters and was cut off "
+                    "(REACT_AGENT_MAX_REPLY_CHARS)"
+                )
+    return as_message(reply)
+
+
+def call_model(
+    runnable: Runnable,
+    messages: Sequence[BaseMessage],
+    config: RunnableConfig | None,
+    *,
+    timeout: float,
+    max_chars: int,
+) -> AIMessage:
+    """The sync form: the same coroutine, so the deadline holds here too."""
+    return run_coroutine(
+        acall_model(runnable, messages, config, timeout=timeout, max_chars=max_chars)
+    )
+
+
+def as_message(reply: Any) -> AIMessage:
+    if isinstance(reply, BaseMessageChunk):
+        reply = message_chunk_to_message(reply)
+    if isinstance(reply, AIMessage):
+        return reply
+    return AIMessage(content=getattr(reply, "content", "" if reply is None else str(reply)))

@@ -1,0 +1,73 @@
+"""Where a run begins: a new question (or a message sent while a run was paused) starts a fresh
+run, and tool calls the earlier run left unanswered are answered as not run, so the model is
+never told a tool ran when it did not (Agent Chat UI, for one, answers a dangling call with its
+own "Successfully handled tool call." when the user types during an approval pause)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+
+from graph import messages as m
+from graph.state import AgentState
+
+
+def new_turn(state: AgentState) -> dict[str, Any] | None:
+    """The reset a new question needs, or None while the current run goes on."""
+    messages = state.get("messages") or []
+    last = messages[-1] if messages else None
+    from_user = last is not None and (
+        m.is_user_message(last)
+        or (isinstance(last, ToolMessage) and not m.is_our_observation(last))
+    )
+    if state.get("status") == "running" and not from_user:
+        return None
+    question = next((x for x in reversed(messages) if m.is_user_message(x)), None)
+    return {
+        "status": "running",
+        "answer": None,
+        "error": None,
+        "run": {
+            "question_id": question.id if question else None,
+            "iteration": 0,
+            "protocol": None,
+            "review": [],
+            "invalid": None,
+            "invalid_streak": 0,
+            "repeats": 0,
+            "last_calls": None,
+            "wrap_up": False,
+            "started_at": time.time(),
+            "closed": False,
+        },
+        "messages": calls_not_run(messages),
+    }
+
+
+def calls_not_run(messages: list[BaseMessage]) -> list[BaseMessage]:
+    """Answers for the tool calls of the last step that never ran: a pending approval that got
+    a new message instead of a decision, or a ToolMessage the agent did not produce."""
+    step = next((x for x in reversed(messages) if isinstance(x, AIMessage) and x.tool_calls), None)
+    if step is None:
+        return []
+    ours = {x.tool_call_id for x in messages if m.is_our_observation(x)}
+    foreign = {
+        x.tool_call_id: x
+        for x in messages
+        if isinstance(x, ToolMessage) and not m.is_our_observation(x)
+    }
+    out: list[BaseMessage] = []
+    for call in step.tool_calls:
+        if call["id"] in ours:
+            continue
+        text = (
+            f"The call to {call['name']} was not run: the conversation moved on before it was "
+            "approved. Do not assume it happened."
+        )
+        answer = m.observation(call, text, is_error=True)
+        if call["id"] in foreign:
+            answer.id = foreign[call["id"]].id  # replaces the reply the agent did not produce
+        out.append(answer)
+    return out

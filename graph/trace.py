@@ -1,0 +1,115 @@
+"""The trace of a run (`steps`), derived from its messages.
+
+The conversation already holds every step (`graph.messages`), so the trace is computed from it
+rather than stored beside it: one pure function, used by `finish` for the run's output and by
+anything that shows a paused or crashed run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+
+from graph import messages as m
+from graph.state import Step, Usage
+
+
+def run_messages(messages: Sequence[BaseMessage], question_id: str | None) -> list[BaseMessage]:
+    """The messages after the one that started the run (all of them if it is not found)."""
+    if question_id:
+        for index in range(len(messages) - 1, -1, -1):
+            if messages[index].id == question_id:
+                return list(messages[index + 1 :])
+    return list(messages)
+
+
+def derive_steps(messages: Sequence[BaseMessage], protocol: str | None = None) -> list[Step]:
+    """One entry per tool call, unusable reply, nudge, answer and limit notice, in order."""
+    results = {x.tool_call_id: x for x in messages if isinstance(x, ToolMessage)}
+    steps: list[Step] = []
+    number = 0
+    for message in messages:
+        kind = m.kind_of(message)
+        if isinstance(message, AIMessage):
+            used = message.response_metadata.get(m.PROTOCOL) or protocol or ""
+            if message.response_metadata.get(m.FALLBACK):
+                steps.append(
+                    _entry(number + 1, "fallback", "text", message.response_metadata[m.FALLBACK])
+                )
+            if kind == "limit":
+                notice = message.response_metadata.get(m.NOTICE) or message.text
+                steps.append(_entry(number + 1, "limit", used, notice))
+            elif message.tool_calls or message.invalid_tool_calls or kind == "invalid":
+                number += 1
+                steps += _action_entries(number, message, used, results)
+            else:
+                entry = _entry(number + 1, "answer", used, None)
+                entry["thought"] = message.response_metadata.get(m.THOUGHT, "")
+                entry["usage"] = _usage(message)
+                steps.append(entry)
+        elif m.is_agent_note(message) and kind in ("invalid", "repeat"):
+            if kind == "invalid" and steps and steps[-1]["kind"] == "invalid":
+                steps[-1]["observation"] = message.text  # the correction of that reply
+            else:
+                steps.append(
+                    {**_entry(number, kind, protocol or "", message.text), "is_error": True}
+                )
+    return steps
+
+
+def _action_entries(
+    number: int, message: AIMessage, protocol: str, results: dict[str, ToolMessage]
+) -> list[Step]:
+    thought = message.text.strip() if message.tool_calls else ""
+    usage = _usage(message)
+    note = message.response_metadata.get(m.NOTE)
+    if not message.tool_calls:  # an unusable reply (or only broken native calls)
+        broken = [results.get(c.get("id") or "") for c in message.invalid_tool_calls]
+        told = next((r.text for r in broken if r is not None), None)
+        entry = _entry(number, "invalid", protocol, told or message.response_metadata.get(m.ERROR))
+        return [{**entry, "thought": message.text.strip(), "is_error": True, "usage": usage}]
+    calls: list[dict[str, Any]] = [*message.tool_calls, *message.invalid_tool_calls]
+    out: list[Step] = []
+    for index, call in enumerate(calls):
+        result = results.get(call.get("id") or "")
+        entry = _entry(number, "action", protocol, result.text if result else None)
+        entry.update(
+            thought=thought,
+            tool=call.get("name"),
+            tool_input=call.get("args"),
+            is_error=bool(result is not None and result.status == "error"),
+            duration_ms=float((result.response_metadata if result else {}).get(m.DURATION, 0.0)),
+            usage=usage if index == 0 else None,
+            note=note if index == 0 else None,
+        )
+        out.append(entry)
+    return out
+
+
+def _entry(number: int, kind: str, protocol: str, observation: str | None) -> Step:
+    return {
+        "step": number,
+        "kind": kind,  # type: ignore[typeddict-item]
+        "protocol": protocol,
+        "thought": "",
+        "tool": None,
+        "tool_input": None,
+        "observation": observation,
+        "is_error": False,
+        "duration_ms": 0.0,
+        "usage": None,
+        "note": None,
+    }
+
+
+def _usage(message: AIMessage) -> Usage | None:
+    meta = message.usage_metadata
+    if not meta:
+        return None
+    return {
+        "input_tokens": meta.get("input_tokens", 0),
+        "output_tokens": meta.get("output_tokens", 0),
+        "total_tokens": meta.get("total_tokens", 0),
+    }
