@@ -43,11 +43,9 @@ __all__ = ["AgentContext", "ConfigError", "build_graph", "graph", "recursion_lim
 def __getattr__(name: str) -> Any:
     """Resolve the public names on first use, so `import graph` stays cheap and inert."""
     if name == "graph":
-        from graph.agent import build_graph
+        from graph.agent import served_graph
 
-        compiled = build_graph()
-        globals()["graph"] = compiled  # built once per process
-        return compiled
+        return served_graph()  # built once per process
     if name in _EXPORTS:
         value = getattr(importlib.import_module(_EXPORTS[name]), name)
         globals()[name] = value

@@ -7,6 +7,7 @@ think: unusable reply -> observe (a correction); answer, error or limit -> finis
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -157,6 +158,13 @@ def build_graph(
         name=name,
     )
     return compiled.with_config(recursion_limit=recursion_limit_for(ctx.max_steps))
+
+
+@functools.lru_cache(maxsize=1)
+def served_graph() -> CompiledStateGraph:
+    """What `langgraph.json` serves (a graph factory, so nothing is built at import): the default
+    graph, compiled once per process. The server supplies the checkpointer."""
+    return build_graph()
 
 
 def both(func: Any, afunc: Any = None, *, name: str | None = None) -> RunnableLambda:

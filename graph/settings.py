@@ -208,8 +208,16 @@ def _run_context_schema() -> type:
     fields: dict[str, Any] = {}
     for name in sorted(RUN_FIELDS):
         info = AgentContext.model_fields[name]
-        fields[name] = Annotated[info.annotation, Field(description=info.description)]
-    return TypedDict("RunContext", fields, total=False)  # type: ignore[operator]
+        shown = Field(description=info.description, json_schema_extra=_default_of(info))
+        fields[name] = Annotated[info.annotation, *info.metadata, shown]
+    schema = TypedDict("RunContext", fields, total=False)  # type: ignore[operator]
+    schema.__pydantic_config__ = ConfigDict(extra="forbid")  # pydantic's TypedDict config
+    return schema
+
+
+def _default_of(info: Any) -> dict[str, Any]:
+    default = info.get_default(call_default_factory=True)
+    return {} if default is None else {"default": default}
 
 
 RunContext = _run_context_schema()

@@ -2,7 +2,7 @@
 
 The conversation is standard LangChain messages whatever the protocol: each step of the model
 is an `AIMessage` with `tool_calls`, each observation a `ToolMessage` with that call's id. The
-trace (`steps`) is derived from those messages when a run ends (`graph.trace`), so every
+trace (`steps`) is derived from those messages when a run ends (`graph.steps`), so every
 observation is stored once per step, not copied beside its message.
 
 Input is only `messages`; output is the answer, the status, the trace and the conversation.

@@ -16,7 +16,7 @@ from graph import messages as m
 from graph.nodes.bindings import Bindings
 from graph.settings import AgentContext, ConfigError
 from graph.state import AgentState
-from graph.trace import derive_steps, run_messages
+from graph.steps import derive_steps, run_messages
 
 STUCK_AFTER = 3  # identical iterations in a row that end a run
 

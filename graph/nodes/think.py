@@ -138,7 +138,7 @@ def prepare(b: Bindings, state: AgentState, protocol: str | None = None) -> Plan
     approve = ctx.approve
     if list(run.get("approve") or []) != approve:  # rides along: a resume keeps the policy
         plan.update["run"] = {**plan.update.get("run", {}), "approve": approve}
-    from graph.trace import run_messages
+    from graph.steps import run_messages
 
     in_run = run_messages(view, run.get("question_id"))
     observed = sum(isinstance(x, ToolMessage) for x in in_run)

@@ -46,13 +46,14 @@ TEXT = {"protocol": "text"}  # the run's context, as Studio's form sends it
 NODE_ORDER = ["think", "act", "observe", "think", "finish"]
 CONTEXT_FIELDS = [
     "model",
-    "base_url",
     "protocol",
     "max_steps",
     "tools",
     "system_prompt",
     "temperature",
+    "approve",
 ]
+OPERATOR_FIELDS = ["base_url", "api_key_env", "tool_timeout", "model_timeout", "mcp_config"]
 
 
 def ask(question: str = QUESTION) -> dict[str, Any]:
@@ -120,12 +121,13 @@ async def test_the_agent_assistant_is_served(client: LangGraphClient) -> None:
     assert len(found) == 1
     assistant = await client.assistants.get(found[0]["assistant_id"])
     assert assistant["graph_id"] == "agent"
-    assert assistant["name"] == "react-agent"  # build_graph(name=...)
+    assert assistant["name"] == "agent"  # a graph factory: named by its graph id
 
     drawn = await client.assistants.get_graph("agent")  # a graph id works as an assistant id
     assert {node["id"] for node in drawn["nodes"]} == {
         "__start__",
         "think",
+        "review",
         "act",
         "observe",
         "finish",
@@ -145,7 +147,8 @@ async def test_context_schema_is_the_settings_form(client: LangGraphClient) -> N
         description = AgentContext.model_fields[name].description
         assert description and properties[name]["description"] == description, name
     assert properties["protocol"]["enum"] == ["auto", "native", "text"]
-    assert (properties["max_steps"]["minimum"], properties["max_steps"]["maximum"]) == (1, 200)
+    assert (properties["max_steps"]["minimum"], properties["max_steps"]["maximum"]) == (1, 1000)
+    assert not set(OPERATOR_FIELDS) & set(properties)  # a caller cannot reach operator settings
     assert properties["model"]["default"] == "gpt-4o-mini"
     assert context.get("additionalProperties") is False  # a typo in the form is an error
     assert "api_key" not in properties  # only the *name* of the key's variable is a setting
@@ -193,26 +196,35 @@ async def test_updates_stream_follows_the_node_order(
             nodes += list(part.data)
             last = part.data
     assert nodes == NODE_ORDER
-    assert last == {"finish": {"status": "answered", "error": None}}
+    assert [s["kind"] for s in last["finish"]["steps"]] == ["action", "answer"]
     assert script.remaining == []
 
 
-async def test_messages_stream_carries_the_model_tokens_from_think(
+async def test_messages_stream_carries_standard_messages_not_raw_labels(
     client: LangGraphClient, script: ScriptedOpenAIServer
 ) -> None:
+    """What Agent Chat UI reads (`messages-tuple`): under the text protocol a tool card (an
+    AIMessage with tool_calls, its thought as text), the ToolMessage, the answer; never the
+    model's raw `Thought:/Action:` labels."""
     script.add(Reply(content=CALC), Reply(content=DONE))
     thread = await new_thread(client)
-    tokens: dict[str, list[str]] = {}
+    seen: list[dict[str, Any]] = []
     async for part in client.runs.stream(
-        thread, "agent", input=ask(), context=TEXT, stream_mode="messages-tuple"
+        thread, "agent", input=ask(), context=TEXT, stream_mode=["values", "messages-tuple"]
     ):
         if part.event == "messages":
-            chunk, metadata = part.data
-            if chunk["type"] == "AIMessageChunk":
-                assert metadata["langgraph_node"] == "think"
-                tokens.setdefault(chunk["id"], []).append(chunk["content"])
-    assert ["".join(pieces) for pieces in tokens.values()] == [CALC, DONE]
-    assert all(len([p for p in pieces if p]) > 5 for pieces in tokens.values())  # token by token
+            seen.append(part.data[0])
+    assert not any("Action:" in str(m.get("content")) for m in seen)
+    step = next(m for m in seen if m.get("tool_calls"))
+    assert step["content"] == "I should use the calculator."
+    assert step["tool_calls"][0]["name"] == "calculator"
+    assert step["tool_calls"][0]["args"] == {"expression": "17 * 23"}
+    result = next(m for m in seen if m["type"] == "tool")
+    assert result["tool_call_id"] == step["tool_calls"][0]["id"] and result["content"] == "391"
+    assert seen[-1]["content"] == "17 * 23 = 391"
+    state = await client.threads.get_state(thread)
+    kinds = [m["type"] for m in state["values"]["messages"]]
+    assert kinds == ["human", "ai", "tool", "ai"]  # no observation as a user message
     assert script.remaining == []
 
 
@@ -309,11 +321,21 @@ async def test_approval_pause_and_resume_with_an_edit(
     paused = await client.threads.get(thread)
     assert paused["status"] == "interrupted"
     (pauses,) = paused["interrupts"].values()
-    assert pauses[0]["value"]["tool"] == "calculator"
-    assert pauses[0]["value"]["input"] == {"expression": "17 * 23"}
+    [request] = pauses[0]["value"]["action_requests"]
+    assert request["name"] == "calculator" and request["args"] == {"expression": "17 * 23"}
+    assert pauses[0]["value"]["review_configs"][0]["allowed_decisions"] == [
+        "approve",
+        "edit",
+        "reject",
+    ]
 
-    edit = {"action": "edit", "input": {"expression": "17 * 24"}}
-    done = await client.runs.wait(thread, "agent", command={"resume": edit}, context=context)
+    edit = {
+        "type": "edit",
+        "edited_action": {"name": "calculator", "args": {"expression": "17 * 24"}},
+    }
+    done = await client.runs.wait(
+        thread, "agent", command={"resume": {"decisions": [edit]}}, context=context
+    )
     assert done["answer"] == "408" and done["status"] == "answered"
     assert script.chat_requests[-1].messages[-1]["content"] == "Observation: 408"
     assert script.remaining == []
@@ -380,7 +402,7 @@ async def test_a_second_question_on_the_thread_sees_the_first(
 
 def test_repo_langgraph_json_serves_the_module_graph() -> None:
     config = json.loads((REPO / "langgraph.json").read_text(encoding="utf-8"))
-    assert config["graphs"] == {"agent": "./graph/__init__.py:graph"}
+    assert config["graphs"] == {"agent": "./graph/agent.py:served_graph"}
     assert config["dependencies"] == ["."]
     assert config["python_version"] == "3.11"
     assert config.get("env") in (None, ".env")
@@ -405,7 +427,7 @@ def test_langgraph_dockerfile_names_the_project(tmp_path: Path) -> None:
     assert "FROM langchain/langgraph-api:3.11" in dockerfile
     package = f"/deps/{REPO.name}"
     assert f"COPY --from={REPO.name} . {package}" in dockerfile
-    assert f'"agent": "{package}/graph/__init__.py:graph"' in dockerfile
+    assert f'"agent": "{package}/graph/agent.py:served_graph"' in dockerfile
     assert "uv pip install --system" in dockerfile and "-e ." in dockerfile
     assert f"--build-context {REPO.name}={REPO}" in done.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["Dockerfile", "langgraph.json"]
