@@ -5,7 +5,9 @@ Configuration is read from the environment on every call:
 - `REACT_AGENT_HTTP_TIMEOUT` (seconds, default 10): the connect timeout, the read timeout, and
   the deadline for a whole attempt (connect to last byte).
 - `REACT_AGENT_HTTP_MAX_BYTES` (default 2 MiB): the most body bytes read, counted after
-  decompression. The body is streamed and reading stops past the cap.
+  decompression. The body is streamed, decompressed with an output bound
+  (`tools/content_decoding.py`: a small compressed chunk can never inflate past the cap) and
+  reading stops there. Only gzip, deflate and (if installed) zstd are accepted.
 - `REACT_AGENT_HTTP_RETRIES` (default 3): attempts in all, for connection errors, timeouts,
   HTTP 429 and 5xx.
 - `REACT_AGENT_HTTP_BACKOFF` (seconds, default 0.2): the wait before the second attempt,
@@ -15,6 +17,11 @@ Failures are `HTTPFailure` with a short reason ("unreachable: connection refused
 Service Unavailable", "response larger than 2 MB", "invalid JSON"); `HTTPFailure.sentence(service)`
 turns it into the one sentence a tool raises, prefixed with the tool's service name.
 
+Text is decoded with the declared charset, falling back to UTF-8 with replacement characters for
+an unknown or unusable one (`charset=idna` included): `decode_text`.
+
+Named `http_client`, not `http`, so that it never shadows the standard library's `http`.
+
 Tests route all tool traffic through any transport, e.g. `httpx.MockTransport`, with
 `use_transport(transport)`: a context manager backed by a `ContextVar`, so nothing is patched.
 """
@@ -22,16 +29,18 @@ Tests route all tool traffic through any transport, e.g. `httpx.MockTransport`, 
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import json
 import socket
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
+from tools import content_decoding
 from tools._support import env_float, env_int
 
 USER_AGENT = "react-agent/0.1 (+LangGraph ReAct agent)"
@@ -90,7 +99,10 @@ def make_client(
     current = settings()
     return httpx.AsyncClient(
         timeout=httpx.Timeout(current.timeout),
-        headers={"User-Agent": current.user_agent},
+        headers={
+            "User-Agent": current.user_agent,
+            "Accept-Encoding": content_decoding.ACCEPT_ENCODING,
+        },
         follow_redirects=follow_redirects,
         max_redirects=MAX_API_REDIRECTS,
         trust_env=trust_env,
@@ -135,11 +147,17 @@ class Response:
         return None
 
     def text(self, default_encoding: str = "utf-8") -> str:
-        encoding = self.charset or default_encoding
-        try:
-            return self.content.decode(encoding, errors="replace")
-        except LookupError:
-            return self.content.decode(default_encoding, errors="replace")
+        return decode_text(self.content, self.charset or default_encoding)
+
+
+def decode_text(data: bytes, encoding: str, fallback: str = "utf-8") -> str:
+    """`data` as text in `encoding`; an unknown or unusable encoding (`idna` refuses
+    `errors="replace"`, `base64` is no text encoding) means `fallback`, never an exception."""
+    try:
+        codecs.lookup(encoding)
+        return data.decode(encoding, errors="replace")
+    except (LookupError, UnicodeError, ValueError, TypeError):
+        return data.decode(fallback, errors="replace")
 
 
 def human_size(count: int) -> str:
@@ -215,8 +233,10 @@ async def fetch(
             raise HTTPFailure(f"invalid URL ({exc})", kind="bad_url") from None
         except httpx.TooManyRedirects:
             raise HTTPFailure(f"more than {MAX_API_REDIRECTS} redirects", kind="invalid") from None
-        except httpx.DecodingError as exc:
+        except (httpx.DecodingError, content_decoding.DecodingFailed) as exc:
             raise HTTPFailure(f"undecodable response ({exc})", kind="invalid") from None
+        except content_decoding.UnsupportedEncoding as exc:
+            raise HTTPFailure(str(exc), kind="invalid") from None
         except httpx.TransportError as exc:
             failure = HTTPFailure(
                 f"unreachable: {_describe_transport_error(exc)}", kind="unreachable"
@@ -261,23 +281,22 @@ async def _attempt(
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > max_bytes and not truncate:
             raise too_large
-        chunks: list[bytes] = []
-        size = 0
-        truncated = False
-        async for chunk in response.aiter_bytes():
-            if size + len(chunk) > max_bytes:
-                if not truncate:
-                    raise too_large
-                chunks.append(chunk[: max_bytes - size])
-                truncated = True
-                break
-            chunks.append(chunk)
-            size += len(chunk)
+        if response.is_stream_consumed:  # an in-memory response (a mock transport's): httpx
+            raw, encoding = _in_memory(response.content), ""  # has read and decoded it already
+        else:
+            raw, encoding = response.aiter_raw(), response.headers.get("content-encoding", "")
+        content, truncated = await content_decoding.read_bounded(raw, encoding, max_bytes)
+        if truncated and not truncate:
+            raise too_large
         return Response(
-            str(response.url), response.status_code, response.headers, b"".join(chunks), truncated
+            str(response.url), response.status_code, response.headers, content, truncated
         )
     finally:
         await response.aclose()
+
+
+async def _in_memory(content: bytes) -> AsyncIterator[bytes]:
+    yield content
 
 
 async def get_text(
@@ -311,6 +330,7 @@ __all__ = [
     "HTTPFailure",
     "HTTPSettings",
     "Response",
+    "decode_text",
     "fetch",
     "get_json",
     "get_text",

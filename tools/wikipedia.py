@@ -20,7 +20,7 @@ from urllib.parse import quote
 from langchain_core.tools import StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
-from tools import http
+from tools import http_client as http
 from tools._support import env_str, run_sync
 
 RESULT_COUNT = 3

@@ -14,8 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.tools import ToolException
 
-from tools import http
-from tools.web_fetch import AllowList, blocked_reason, html_to_text, use_resolver, web_fetch
+from tools import http_client
+from tools.fetch_body import html_to_text
+from tools.fetch_guard import AllowList, blocked_reason, use_resolver
+from tools.web_fetch import web_fetch
 
 PUBLIC_IP = "93.184.216.34"
 OTHER_PUBLIC_IP = "93.184.216.35"
@@ -96,7 +98,7 @@ def fetch_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 async def fetch(site: Site, url: str) -> str:
-    with http.use_transport(site.transport), use_resolver(stub_dns):
+    with http_client.use_transport(site.transport), use_resolver(stub_dns):
         return await web_fetch.ainvoke({"url": url})
 
 
@@ -225,7 +227,7 @@ async def test_unreachable_address_falls_back_to_the_next_one() -> None:
         return html("<p>second address</p>")
 
     try:
-        with http.use_transport(httpx.MockTransport(handler)), use_resolver(stub_dns):
+        with http_client.use_transport(httpx.MockTransport(handler)), use_resolver(stub_dns):
             result = await web_fetch.ainvoke({"url": "http://two.example/"})
     finally:
         del DNS["two.example"]
@@ -238,7 +240,7 @@ async def test_all_addresses_unreachable() -> None:
         raise httpx.ConnectError("[Errno 111] Connection refused")
 
     with (
-        http.use_transport(httpx.MockTransport(handler)),
+        http_client.use_transport(httpx.MockTransport(handler)),
         use_resolver(stub_dns),
         pytest.raises(ToolException) as caught,
     ):
@@ -250,7 +252,7 @@ async def test_all_addresses_unreachable() -> None:
 
 def test_sync_invoke() -> None:
     site = Site({("public.example", "/react"): html(PAGE)})
-    with http.use_transport(site.transport), use_resolver(stub_dns):
+    with http_client.use_transport(site.transport), use_resolver(stub_dns):
         assert web_fetch.invoke({"url": "http://public.example/react"}) == PAGE_TEXT
 
 
@@ -310,7 +312,7 @@ async def test_private_targets_are_refused_before_any_request(url: str, message:
 
 async def test_decimal_ip_hosts_are_checked_after_resolution() -> None:
     site = Site({})
-    with http.use_transport(site.transport), pytest.raises(ToolException) as caught:
+    with http_client.use_transport(site.transport), pytest.raises(ToolException) as caught:
         await web_fetch.ainvoke({"url": "http://2130706433/"})  # the system resolver: 127.0.0.1
     assert str(caught.value) == (
         f"Refusing to fetch http://2130706433/: 2130706433 resolves to 127.0.0.1, a loopback "
@@ -467,3 +469,54 @@ def test_html_to_text_never_fails_and_never_shows_script_bodies(markup: str) -> 
     title, text = html_to_text("<style>SECRET</style><script>SECRET</script>" + markup)
     assert "SECRET" not in text and "SECRET" not in title
     assert "\n\n" not in text and text == text.strip()
+
+
+# --- bounded output and hostile bodies -----------------------------------------------------------
+
+
+async def test_charset_idna_falls_back_to_utf8() -> None:
+    body = "<title>Café</title><p>北京</p>".encode()
+    site = Site(
+        {
+            ("public.example", "/idna"): httpx.Response(
+                200, content=body, headers={"content-type": "text/html; charset=idna"}
+            ),
+            ("public.example", "/meta"): httpx.Response(
+                200,
+                content=b'<meta charset="idna">' + body,
+                headers={"content-type": "text/html"},
+            ),
+        }
+    )
+    expected = "Title: Café\nURL: http://public.example/{}\n\n北京"
+    assert await fetch(site, "http://public.example/idna") == expected.format("idna")
+    assert await fetch(site, "http://public.example/meta") == expected.format("meta")
+
+
+async def test_title_and_long_redirect_urls_are_shortened() -> None:
+    long_path = "/" + "p" * 50_000
+    site = Site(
+        {
+            ("public.example", "/title"): html(f"<title>{'T' * 10_000}</title><p>body</p>"),
+            ("public.example", "/go"): html("", 302, location=f"http://127.0.0.1{long_path}"),
+        }
+    )
+    titled = await fetch(site, "http://public.example/title")
+    assert titled.startswith("Title: " + "T" * 199 + "…\nURL: ")
+    message = await refused(site, "http://public.example/go")
+    assert len(message) < 1000
+    assert message.endswith(f"127.0.0.1 is a loopback address {GUARD_NOTE}")
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.binary(max_size=3000), st.sampled_from(["text/html", "text/plain", ""]))
+def test_any_body_gives_bounded_text_or_a_refusal(body: bytes, content_type: str) -> None:
+    headers = {"content-type": content_type} if content_type else {}
+    site = Site({("public.example", "/x"): httpx.Response(200, content=body, headers=headers)})
+    with http_client.use_transport(site.transport), use_resolver(stub_dns):
+        try:
+            result = web_fetch.invoke({"url": "http://public.example/x"})
+        except ToolException as exc:
+            assert str(exc).startswith("Refusing to read http://public.example/x: its content type")
+        else:
+            assert len(result) < 8000 + 300
