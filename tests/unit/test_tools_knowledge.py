@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 import threading
 from pathlib import Path
 
@@ -12,15 +13,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.tools import ToolException
 
-from tools import knowledge
-from tools.knowledge import (
-    SAMPLE_DIR,
-    document_title,
-    index_path,
-    knowledge_search,
-    query_terms,
-    search_knowledge,
-)
+from tools import knowledge_index
+from tools.knowledge import SAMPLE_DIR, knowledge_search, search_knowledge
+from tools.knowledge_files import document_title
+from tools.knowledge_index import index_path
+from tools.knowledge_query import Term, query_terms
 
 CHECKPOINTS = """# Checkpoints
 
@@ -135,7 +132,7 @@ def test_hidden_and_non_text_files_are_skipped(corpus: Path) -> None:
 
 
 def test_two_character_chinese_word_uses_like(corpus: Path) -> None:
-    assert query_terms("北京") == [knowledge.Term("北京", fts=False)]
+    assert query_terms("北京") == [Term("北京", fts=False)]
     result = search_knowledge("北京")
     assert result.startswith("1. sub/weather-zh.md — 天气查询\n")
     assert "北京的天气" in result
@@ -143,7 +140,7 @@ def test_two_character_chinese_word_uses_like(corpus: Path) -> None:
 
 def test_chinese_terms_of_three_or_more_characters_use_fts(corpus: Path) -> None:
     terms = query_terms("天气查询")
-    assert knowledge.Term("天气查询", fts=True) in terms
+    assert Term("天气查询", fts=True) in terms
     assert search_knowledge("天气查询").startswith("1. sub/weather-zh.md — 天气查询\n")
     assert search_knowledge("weather 工具").startswith("1. sub/weather-zh.md")
 
@@ -208,7 +205,7 @@ def test_locked_index_falls_back_to_the_existing_index(
     corpus: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert search_knowledge("checkpoint").startswith("1. checkpoints.md")
-    monkeypatch.setattr(knowledge, "BUSY_TIMEOUT_S", 0.05)
+    monkeypatch.setattr(knowledge_index, "BUSY_TIMEOUT_S", 0.05)
     rewrite(corpus / "tools.md", "# Tool configuration\n\nballoon checkpoint\n")
     holder = sqlite3.connect(index_path(corpus), isolation_level=None)
     try:
@@ -278,19 +275,19 @@ def test_document_title(text: str, title: str) -> None:
 
 def test_query_terms() -> None:
     assert query_terms("ReAct 模式") == [
-        knowledge.Term("react", fts=True),
-        knowledge.Term("模式", fts=False),
+        Term("react", fts=True),
+        Term("模式", fts=False),
     ]
     assert query_terms("北京天气") == [
-        knowledge.Term("北京天气", fts=True),
-        knowledge.Term("北京", fts=False),
-        knowledge.Term("京天", fts=False),
-        knowledge.Term("天气", fts=False),
+        Term("北京天气", fts=True),
+        Term("北京", fts=False),
+        Term("京天", fts=False),
+        Term("天气", fts=False),
     ]
-    assert query_terms("a") == [knowledge.Term("a", fts=False)]
+    assert query_terms("a") == [Term("a", fts=False)]
     assert query_terms("a big cat") == [
-        knowledge.Term("big", fts=True),
-        knowledge.Term("cat", fts=True),
+        Term("big", fts=True),
+        Term("cat", fts=True),
     ]
 
 
@@ -307,3 +304,48 @@ def test_any_query_text_gives_a_result_or_the_no_words_error(corpus: Path, query
         )
     else:
         assert result.startswith(("1. ", "No documents in "))
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_the_index_and_its_folders_are_created_private(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state = tmp_path / "fresh" / "state"
+    monkeypatch.setenv("REACT_AGENT_STATE_DIR", str(state))
+    old = os.umask(0o022)  # a usual umask: without care, 0755 folders and 0644 files
+    try:
+        search_knowledge("checkpoint")
+    finally:
+        os.umask(old)
+    db = index_path(corpus)
+    sidecars = [Path(f"{db}-wal"), Path(f"{db}-shm")]
+    assert mode(db) == 0o600
+    assert all(mode(p) == 0o600 for p in sidecars if p.exists())
+    assert [mode(p) for p in (db.parent, state, state.parent)] == [0o700] * 3
+
+
+def test_existing_folders_and_index_keep_their_modes(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state = tmp_path / "shared"
+    (state / "knowledge").mkdir(parents=True)
+    os.chmod(state / "knowledge", 0o750)
+    monkeypatch.setenv("REACT_AGENT_STATE_DIR", str(state))
+    search_knowledge("checkpoint")
+    assert mode(state / "knowledge") == 0o750
+
+
+def test_the_observation_is_bounded(corpus: Path) -> None:
+    for number in range(6):
+        rewrite(
+            corpus / ("d" * 150 + f"{number}.md"),
+            "---\ntitle: " + "Long title " * 500 + "\n---\n" + "zeppelin " * 5000,
+        )
+    result = search_knowledge("zeppelin")
+    assert result.count("\n\n") == 3  # four hits
+    assert len(result) < 2500
+    first = result.split("\n", 1)[0]
+    assert first.startswith("1. " + "d" * 150) and first.endswith("…") and len(first) < 340
