@@ -27,6 +27,7 @@ except ImportError:  # pragma: no cover - zstandard comes with langsmith
 
 ZSTD_MAX_WINDOW = 8 * 1024 * 1024
 ZSTD_WRITE_SIZE = 64 * 1024
+RAW_SLACK = 64 * 1024  # stored (incompressible) blocks make the compressed body a bit larger
 SUPPORTED = ("gzip", "deflate", *(("zstd",) if zstandard is not None else ()))
 ACCEPT_ENCODING = ", ".join(SUPPORTED)
 
@@ -151,11 +152,17 @@ async def read_bounded(
     raw: AsyncIterator[bytes], content_encoding: str, max_bytes: int
 ) -> tuple[bytes, bool]:
     """(up to `max_bytes` decoded bytes, whether the body had more). Reading stops at the cap,
-    and no more than `max_bytes + 1` decoded bytes ever exist at once."""
+    and no more than `max_bytes + 1` decoded bytes ever exist at once. The compressed input is
+    capped too (`max_bytes` plus `RAW_SLACK`), so a stream that inflates to nothing cannot keep
+    the reader busy either."""
     decoder = decoder_for(content_encoding)
     pieces: list[bytes] = []
     size = 0
+    raw_size = 0
     async for chunk in raw:
+        raw_size += len(chunk)
+        if raw_size > max_bytes + RAW_SLACK:
+            return b"".join(pieces), True
         piece = decoder.decode(chunk, max_bytes - size + 1)
         if size + len(piece) > max_bytes:
             pieces.append(piece[: max_bytes - size])

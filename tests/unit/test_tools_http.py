@@ -386,3 +386,20 @@ def test_decode_text_never_raises(charset: str) -> None:
 def test_decode_text_uses_a_real_charset() -> None:
     assert http_client.decode_text("天气".encode("gbk"), "gbk") == "天气"
     assert http_client.decode_text(b"caf\xe9", "latin-1") == "café"
+
+
+async def test_compressed_input_is_capped_too() -> None:
+    packer = zlib.compressobj()
+    start = packer.compress(b"x") + packer.flush(zlib.Z_SYNC_FLUSH)  # header and "x"
+    empty_blocks = b"\x00\x00\x00\xff\xff"  # an empty stored block: inflates to nothing
+    fed: list[int] = []
+
+    async def endless() -> AsyncIterator[bytes]:
+        yield start
+        while len(fed) < 10_000:
+            fed.append(1)
+            yield empty_blocks * 1000
+
+    content, over = await content_decoding.read_bounded(endless(), "deflate", 100_000)
+    assert (content, over) == (b"x", True)
+    assert len(fed) * len(empty_blocks) * 1000 < 200_000 + 64 * 1024
