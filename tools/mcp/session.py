@@ -1,0 +1,248 @@
+"""One persistent session per MCP server, held open on an event loop this module owns.
+
+An MCP session (and a stdio server's child process) is bound to the event loop and the task
+that opened it, while the agent calls tools from sync code, from worker threads and from other
+event loops (`langgraph dev`). So every session lives on one daemon thread running its own
+loop (`SessionLoop`), inside one task per server that opens the session with the adapters'
+`MultiServerMCPClient.session(name)` and keeps it open until told to stop; callers only
+submit coroutines to that loop. Stopping goes through the same task, so the transport's own
+shutdown runs (stdin closed, then SIGTERM, then SIGKILL for a stdio server's process group).
+
+A server whose connection breaks mid-call (its process died, the HTTP endpoint went away) is
+closed at once, so its process is reaped, and started again on its next call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import threading
+from collections.abc import Coroutine
+from typing import Any, NoReturn, TypeVar
+
+from langchain_core.tools import BaseTool, ToolException
+from langchain_mcp_adapters.client import MultiServerMCPClient
+from langchain_mcp_adapters.tools import load_mcp_tools
+from mcp import ClientSession
+from mcp.shared.exceptions import McpError
+from mcp.types import CONNECTION_CLOSED
+
+from tools.mcp.convert import result_text
+
+T = TypeVar("T")
+STOP_TIMEOUT = 8.0  # seconds for a server's transport to shut down before it is cancelled
+PING_EVERY = 2.0  # seconds between pings to a remote server while a call is pending
+
+
+class MCPServerError(RuntimeError):
+    """An MCP server that did not start; the message names it and says why."""
+
+
+class SessionLoop:
+    """An event loop on a daemon thread: the home of every MCP session of this process."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(
+            target=self.loop.run_forever, name="mcp-sessions", daemon=True
+        )
+        self.thread.start()
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        if threading.current_thread() is self.thread:
+            coro.close()
+            raise RuntimeError("MCP tools cannot be called from the MCP session loop itself.")
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        """Run `coro` on the loop and wait for it from this (sync) thread."""
+        future = self.submit(coro)
+        try:
+            return future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise TimeoutError from None
+        except BaseException:  # e.g. Ctrl-C while waiting: the call stops too
+            future.cancel()
+            raise
+
+    async def arun(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run `coro` on the loop and await it from another loop; cancelling cancels it."""
+        return await asyncio.wrap_future(self.submit(coro))
+
+    def stop(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+        if not self.thread.is_alive():
+            self.loop.close()
+
+
+class MCPServer:
+    """One server's session: started on demand, kept open, restarted after its connection
+    breaks. Every coroutine here runs on the session loop."""
+
+    def __init__(self, name: str, client: MultiServerMCPClient, *, remote: bool) -> None:
+        self.name = name
+        self.client = client
+        self.remote = remote  # HTTP: a dead server is noticed by pinging it during calls
+        self.failure: BaseException | None = None  # why the transport last broke
+        self.tools: list[BaseTool] = []  # from the adapters' load_mcp_tools: names and schemas
+        self.closed = False
+        self._session: ClientSession | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._stop: asyncio.Event | None = None
+        self._lock: asyncio.Lock | None = None
+
+    async def session(self, start_timeout: float) -> ClientSession:
+        """The open session, starting the server first if it is not running."""
+        if self.closed:
+            raise MCPServerError(f"MCP server '{self.name}' was closed.")
+        self._lock = self._lock or asyncio.Lock()
+        async with self._lock:
+            if self._session is None or self._task is None or self._task.done():
+                await self.stop()
+                await self._start(start_timeout)
+            assert self._session is not None
+            return self._session
+
+    async def _start(self, timeout: float) -> None:
+        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._stop, self.failure = asyncio.Event(), None
+        self._task = asyncio.create_task(self._hold(ready, self._stop), name=f"mcp-{self.name}")
+        try:
+            await asyncio.wait_for(asyncio.shield(ready), timeout)
+        except TimeoutError:
+            await self.stop(wait=0)  # stuck in the handshake: nothing to wait for
+            raise MCPServerError(
+                f"MCP server '{self.name}' did not start: no answer within {timeout:g} s."
+            ) from None
+        except Exception as exc:
+            await self.stop()
+            why = reason(exc)
+            if isinstance(_innermost(exc), McpError) and "Connection closed" in why:
+                why += " (the server exited or hung up before the MCP handshake finished)"
+            raise MCPServerError(f"MCP server '{self.name}' did not start: {why}") from None
+
+    async def _hold(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
+        """Open the session, list its tools, then keep it open until `stop` is set."""
+        opened: ClientSession | None = None
+        try:
+            async with self.client.session(self.name) as opened:
+                self.tools = await load_mcp_tools(
+                    opened, server_name=self.name, handle_tool_errors=False
+                )
+                self._session = opened
+                ready.set_result(None)
+                await stop.wait()
+        except Exception as exc:  # after `ready`: the transport broke (server gone)
+            self.failure = exc
+            if not ready.done():
+                ready.set_exception(exc)
+        except BaseException:
+            ready.cancel()
+            raise
+        finally:
+            if self._session is opened:
+                self._session = None
+
+    async def stop(self, wait: float = STOP_TIMEOUT) -> None:
+        """Close the session through its own task, so the transport shuts down in order;
+        cancel the task if that takes longer than `wait` seconds."""
+        task, self._task = self._task, None
+        if task is None:
+            return
+        if self._stop is not None:
+            self._stop.set()
+        try:
+            await asyncio.wait_for(asyncio.shield(task), wait)
+        except TimeoutError:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+        except BaseException:  # the task's own failure: it is finished either way
+            pass
+
+    async def close(self) -> None:
+        self.closed = True
+        await self.stop()
+
+    async def call(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        timeout: float,
+        start_timeout: float,
+        max_chars: int,
+    ) -> str:
+        """Call `tool`; every failure is a `ToolException` whose message the model can read."""
+        try:
+            session = await self.session(start_timeout)
+        except MCPServerError as exc:
+            text = str(exc).rstrip(".")
+            raise ToolException(f"{text}. The call to '{tool}' was not made.") from None
+        held = self._task
+        assert held is not None
+        call = asyncio.create_task(session.call_tool(tool, arguments))
+        watch = [asyncio.create_task(_ping(session))] if self.remote else []
+        try:
+            done, _ = await asyncio.wait(
+                {call, held, *watch}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            for task in (call, *watch):
+                task.cancel()
+        if call not in done:
+            if held in done:  # the transport broke while the call was pending
+                await self._broken(tool, self.failure or ConnectionError("connection lost"))
+            raise ToolException(
+                f"MCP tool '{tool}' (server '{self.name}') timed out after {timeout:g} s."
+            )
+        try:
+            result = call.result()
+        except McpError as exc:
+            if exc.error.code != CONNECTION_CLOSED:
+                raise ToolException(
+                    f"MCP tool '{tool}' (server '{self.name}') failed: {exc.error.message}"
+                ) from None
+            await self._broken(tool, exc)
+        except Exception as exc:
+            await self._broken(tool, exc)
+        return result_text(result, tool=tool, server=self.name, max_chars=max_chars)
+
+    async def _broken(self, tool: str, exc: BaseException) -> NoReturn:
+        if self.closed:
+            raise ToolException(f"MCP server '{self.name}' was closed during the call to '{tool}'.")
+        await self.stop()  # reaps a dead process; the next call starts a new one
+        raise ToolException(
+            f"MCP server '{self.name}' stopped during the call to '{tool}' ({reason(exc)}); "
+            "it will be started again on the next call."
+        ) from None
+
+
+async def _ping(session: ClientSession) -> None:
+    """Ping a remote server while a call is pending: over HTTP a server that died mid-call
+    is otherwise only noticed at the timeout, while a ping to it breaks the transport."""
+    while True:
+        await asyncio.sleep(PING_EVERY)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(session.send_ping(), PING_EVERY * 5)
+
+
+def reason(exc: BaseException) -> str:
+    """The innermost cause of a failure, in a few words (task groups wrap it in groups)."""
+    exc = _innermost(exc)
+    if isinstance(exc, McpError):
+        text = exc.error.message
+    elif isinstance(exc, OSError) and exc.strerror:
+        text = f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
+    else:
+        text = str(exc)
+    text = " ".join(text.split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _innermost(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
