@@ -70,10 +70,19 @@ def tools_from_env(env: Mapping[str, str] | None = None) -> list[BaseTool]:
         raise UnknownToolError(f"{TOOLS_VARIABLE}: {exc}") from None
 
 
+def mcp_tools(config_path: str | os.PathLike[str], *, timeout: float = 30.0) -> list[BaseTool]:
+    """The tools of the MCP servers listed in `config_path` (see `tools.mcp`), each named so it
+    never takes a built-in tool's name; the servers start on the first call, once per process."""
+    from tools.mcp import mcp_tools as load
+
+    return load(config_path, timeout=timeout, reserved=TOOL_NAMES)
+
+
 __all__ = [
     "TOOL_NAMES",
     "UnknownToolError",
     "default_tools",
     "load_tools",
+    "mcp_tools",
     "tools_from_env",
 ]
