@@ -92,15 +92,15 @@ def _local_model(ctx: AgentContext) -> BaseChatModel:
 def _local_chat(
     base_url: str, temperature: float | None, timeout: float, max_retries: int
 ) -> BaseChatModel:
-    """The bundled model, with an answer budget: a 270M model never stops by itself, so after
-    a few observations its grammar allows only a Final Answer (graph.models.local)."""
-    from graph.models.local import ANSWER_AFTER, chat_model
+    """The bundled model: worked examples on llama.cpp's completion endpoint
+    (graph.models.local.LocalCompletionModel). The agent binds the tools and the grammar; the
+    built-in tools' examples serve until it binds any."""
+    from graph.models.local import chat_model
+    from tools import default_tools
 
     return chat_model(
         base_url,
-        None,
-        grammar=False,  # the agent sends the grammar for the tools it offers, per request
-        final_after=ANSWER_AFTER,
+        default_tools(),
         temperature=temperature,
         timeout=timeout,
         max_retries=max_retries,

@@ -1,0 +1,361 @@
+"""Worked examples: where they come from, which ones a question gets, how they are written.
+
+A small base model does not follow instructions; it continues documents. Shown a few finished
+question → thought → action → observation → answer records, it writes the next record the
+same way, so the examples *are* the protocol. Three things decide whether that works, and
+each has its place here:
+
+- the examples show each tool's real output layout, so the model finds the answer in a real
+  observation where it found it in the example's. Each tool declares its own examples next to
+  its definition (`EXAMPLES = [...]` in the tool's module, or `metadata={"examples": [...]}`),
+  where they change together with the tool's output;
+- the right examples are in front of the model: with many tools, the ones whose questions look
+  most like this question (`pick_examples`: IDF-weighted overlap of words, Chinese character
+  pairs and the question's shape: numbers, arithmetic), the closest last, right before the
+  question, where a small model looks;
+- observations are easy to copy from: one line per entry, no blank lines, bounded
+  (`observation_text`), the same for examples and real results.
+
+An example is a mapping: `question`, `input` (the Action Input), `observation`, `answer`,
+optional `thought` and `final_thought`, optional `tool` (default: the tool declaring it); or,
+for several tools in sequence, `steps: [{"tool", "input", "observation", "thought"?}, ...]`.
+An example is offered only when all its tools are.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+OBSERVATION_CHARS = 700  # of one observation in the prompt (example or real)
+FINAL_THOUGHT = "I have the answer."
+
+# No tool: a question the model can answer from the question itself.
+DIRECT_EXAMPLES: tuple[Mapping[str, Any], ...] = (
+    {
+        "question": "Translate 'good morning' into French.",
+        "thought": "This needs no tool.",
+        "answer": "Bonjour.",
+    },
+    {
+        "question": "你好，你是谁？",
+        "thought": "This needs no tool.",
+        "answer": "你好！我是一个可以使用工具的助手。",
+    },
+    {
+        "question": "What is the plural of 'mouse'?",
+        "thought": "This needs no tool.",
+        "answer": "Mice.",
+    },
+)
+
+
+@dataclass(frozen=True)
+class Step:
+    tool: str
+    tool_input: dict[str, Any]
+    observation: str
+    thought: str = ""
+
+
+@dataclass(frozen=True)
+class Example:
+    question: str
+    answer: str
+    steps: tuple[Step, ...] = ()
+    thought: str = ""  # the thought before the answer (after the last observation)
+    source: str = ""  # the tool that declared it ("" for the built-in direct examples)
+    hint: str = ""  # what the declaring tool is for (its description's first sentence)
+
+    @property
+    def tools(self) -> frozenset[str]:
+        return frozenset(step.tool for step in self.steps)
+
+
+@dataclass
+class ExamplePool:
+    """The examples offered with a set of tools, in declaration order."""
+
+    examples: list[Example] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.examples)
+
+
+def make_example(raw: Mapping[str, Any], default_tool: str = "", hint: str = "") -> Example:
+    """An `Example` from the mapping a tool declares (see the module docstring)."""
+    steps: list[Step] = []
+    if raw.get("steps"):
+        for item in raw["steps"]:
+            steps.append(
+                Step(
+                    tool=str(item.get("tool") or default_tool),
+                    tool_input=dict(item.get("input") or {}),
+                    observation=str(item.get("observation", "")),
+                    thought=str(item.get("thought", "")),
+                )
+            )
+    elif "input" in raw:
+        steps.append(
+            Step(
+                tool=str(raw.get("tool") or default_tool),
+                tool_input=dict(raw.get("input") or {}),
+                observation=str(raw.get("observation", "")),
+                thought=str(raw.get("thought", "")),
+            )
+        )
+    thought = str(raw.get("final_thought") or ("" if steps else raw.get("thought", "")))
+    return Example(
+        question=str(raw["question"]),
+        answer=str(raw["answer"]),
+        steps=tuple(steps),
+        thought=thought,
+        source=default_tool,
+        hint=hint,
+    )
+
+
+def declared_examples(tool: Any) -> list[Mapping[str, Any]]:
+    """What a tool declares: `metadata["examples"]`, else its module's `EXAMPLES` (only a module
+    that is already imported is read: examples never cause an import)."""
+    metadata = getattr(tool, "metadata", None) or {}
+    if isinstance(metadata, Mapping) and metadata.get("examples"):
+        return list(metadata["examples"])
+    function = getattr(tool, "func", None) or getattr(tool, "coroutine", None)
+    module = sys.modules.get(getattr(function, "__module__", "") or "")
+    found = getattr(module, "EXAMPLES", None) if module is not None else None
+    if not isinstance(found, (list, tuple)):
+        return []
+    name = getattr(tool, "name", "")
+    return [e for e in found if isinstance(e, Mapping) and e.get("tool", name) == name]
+
+
+def tool_name(tool: Any) -> str:
+    if isinstance(tool, Mapping):
+        function = tool.get("function", tool)
+        return str(function.get("name", ""))
+    return str(getattr(tool, "name", "") or getattr(tool, "__name__", ""))
+
+
+def example_pool(tools: Sequence[Any], *, direct: bool = True) -> ExamplePool:
+    """Every example of these tools whose tools are all among them, and the direct ones."""
+    names = {tool_name(t) for t in tools}
+    pool: list[Example] = []
+    seen: set[str] = set()
+    for tool in tools:
+        hint = first_sentence(_description(tool))
+        for raw in declared_examples(tool):
+            try:
+                example = make_example(raw, tool_name(tool), hint)
+            except (KeyError, TypeError, ValueError):
+                continue  # a malformed example is left out, never a failed request
+            if example.tools <= names and example.question not in seen:
+                seen.add(example.question)
+                pool.append(example)
+    if direct:
+        pool += [make_example(raw) for raw in DIRECT_EXAMPLES]
+    return ExamplePool(pool)
+
+
+# -- similarity --------------------------------------------------------------------------------
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_WORDS = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
+_IS_CJK = re.compile(rf"[{_CJK}]")
+_ARITHMETIC = re.compile(
+    r"\d\s*[-+*/×÷^%]\s*\d|\b(plus|minus|times|multipl\w*|divid\w*|sum|product|square|root|"
+    r"percent|squared|cubed|power|half|twice|double)\b|[加减乘除倍平方根]",
+    re.IGNORECASE,
+)
+_NUMBER_WORDS = re.compile(
+    r"\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
+    r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|"
+    r"eighty|ninety|hundred|thousand|million)\b|[一二三四五六七八九十百千万]",
+    re.IGNORECASE,
+)
+_STOP = frozenset(
+    (
+        "a",
+        "an",
+        "the",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "to",
+        "of",
+        "in",
+        "on",
+        "at",
+        "for",
+        "and",
+        "or",
+        "what",
+        "do",
+        "does",
+        "did",
+        "i",
+        "me",
+        "my",
+        "you",
+        "your",
+        "it",
+        "its",
+        "this",
+        "that",
+        "with",
+        "from",
+        "by",
+        "as",
+        "can",
+        "could",
+        "please",
+        "tell",
+        "now",
+    )
+)
+
+
+def features(text: str) -> Counter[str]:
+    """Words (English), character pairs (Chinese), and the question's shape."""
+    found: Counter[str] = Counter()
+    for token in _WORDS.findall(text.casefold()):
+        if _IS_CJK.match(token):
+            found.update(token[i : i + 2] for i in range(max(len(token) - 1, 1)))
+        elif token not in _STOP and not token.isdigit():
+            found[token[:6]] += 1  # a crude stem: time/times, calculate/calculator
+    if re.search(r"\d", text) or _NUMBER_WORDS.search(text):
+        found["<number>"] += 1
+    if _ARITHMETIC.search(text):
+        found["<arithmetic>"] += 2
+    if _IS_CJK.search(text):
+        found["<chinese>"] += 1
+    return found
+
+
+def similarity(a: Counter[str], b: Counter[str], idf: Mapping[str, float]) -> float:
+    """Cosine of IDF-weighted feature counts."""
+    dot = sum(a[k] * b[k] * idf.get(k, 1.0) ** 2 for k in a.keys() & b.keys())
+    if not dot:
+        return 0.0
+    na = math.sqrt(sum((v * idf.get(k, 1.0)) ** 2 for k, v in a.items()))
+    nb = math.sqrt(sum((v * idf.get(k, 1.0)) ** 2 for k, v in b.items()))
+    return dot / (na * nb)
+
+
+def example_features(example: Example) -> Counter[str]:
+    """An example's question, and at half weight what its tool is for: a question about "the
+    date" then finds the clock's examples even if none of them says "date"."""
+    found = features(example.question)
+    for key, value in features(example.hint).items():
+        if not key.startswith("<"):
+            found[key] += value * 0.5
+    return found
+
+
+def pick_examples(question: str, pool: ExamplePool, count: int = 4) -> list[Example]:
+    """The `count` examples most like the question, least similar first (the closest one ends
+    up next to the question). At most two per tool, so one tool's many examples cannot crowd
+    out the rest; slots no example earns are filled with one example per tool not shown yet
+    (declaration order), so the model still sees the other tools."""
+    examples = pool.examples
+    if len(examples) <= count:
+        return list(examples)
+    vectors = [example_features(e) for e in examples]
+    documents = Counter(k for v in vectors for k in v)
+    idf = {k: math.log((1 + len(vectors)) / (1 + n)) + 1.0 for k, n in documents.items()}
+    target = features(question)
+    scores = [similarity(target, vector, idf) for vector in vectors]
+    chosen: list[int] = []
+    per_source: Counter[str] = Counter()
+    for index in sorted(range(len(examples)), key=lambda i: (-scores[i], i)):
+        source = examples[index].source
+        if scores[index] <= 0 or per_source[source] >= 2:
+            continue
+        chosen.append(index)
+        per_source[source] += 1
+        if len(chosen) == count:
+            break
+    for index in range(len(examples)):  # the rest: other tools first, then anything
+        if len(chosen) == count:
+            break
+        if index not in chosen and per_source[examples[index].source] == 0:
+            chosen.append(index)
+            per_source[examples[index].source] += 1
+    for index in range(len(examples)):
+        if len(chosen) == count:
+            break
+        if index not in chosen:
+            chosen.append(index)
+    return [examples[i] for i in reversed(chosen)]
+
+
+# -- rendering -------------------------------------------------------------------------------
+
+
+def observation_text(text: str, limit: int = OBSERVATION_CHARS) -> str:
+    """An observation as the prompt shows it: no blank lines (a blank line ends a record in
+    the prompt), trailing spaces gone, at most `limit` characters."""
+    lines = [line.rstrip() for line in str(text).replace("\r\n", "\n").split("\n")]
+    body = "\n".join(line for line in lines if line.strip())
+    if len(body) > limit:
+        body = body[:limit].rstrip() + " …"
+    return body or "(empty)"
+
+
+def one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def render_step(thought: str, tool: str, tool_input: Any, observation: str | None) -> str:
+    arguments = (
+        json.dumps(tool_input, ensure_ascii=False)
+        if not isinstance(tool_input, str)
+        else tool_input
+    )
+    lines = [
+        f"Thought: {one_line(thought) or f'I should use {tool}.'}",
+        f"Action: {tool}",
+        f"Action Input: {arguments}",
+    ]
+    if observation is not None:
+        lines.append(f"Observation: {observation_text(observation)}")
+    return "\n".join(lines)
+
+
+def render_final(thought: str, answer: str) -> str:
+    return f"Thought: {one_line(thought) or FINAL_THOUGHT}\nFinal Answer: {one_line(answer)}"
+
+
+def render_example(example: Example) -> str:
+    parts = [f"Question: {one_line(example.question)}"]
+    for step in example.steps:
+        parts.append(render_step(step.thought, step.tool, step.tool_input, step.observation))
+    parts.append(render_final(example.thought, example.answer))
+    return "\n".join(parts)
+
+
+def _description(tool: Any) -> str:
+    if isinstance(tool, Mapping):
+        return str(tool.get("function", tool).get("description", ""))
+    return str(getattr(tool, "description", "") or "")
+
+
+def first_sentence(text: str) -> str:
+    return re.split(r"(?<=[.!?])\s", one_line(text), maxsplit=1)[0]
+
+
+def render_tools(tools: Iterable[Any]) -> str:
+    """One line per tool: its name and the first sentence of its description."""
+    lines = []
+    for tool in tools:
+        first = first_sentence(_description(tool))
+        lines.append(f"- {tool_name(tool)}: {first}" if first else f"- {tool_name(tool)}")
+    return "\n".join(lines)

@@ -1,0 +1,360 @@
+"""The embedded model's completion prompt without the model: the tools' worked examples, which
+ones a question gets, how the conversation is rendered, and the request `LocalCompletionModel`
+sends (to a tiny HTTP server standing in for llama.cpp)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import threading
+from collections.abc import Iterator
+from datetime import datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.tools import StructuredTool
+
+from graph.models.local import LocalCompletionModel, chat_model
+from graph.models.local.completion import ending_records
+from graph.models.local.examples import (
+    Example,
+    example_pool,
+    observation_text,
+    pick_examples,
+    render_example,
+)
+from graph.models.local.prompt import conversation_turns, custom_instructions, render_prompt
+from graph.protocols.text.grammar import grammar_for, request_options
+from graph.protocols.text.prompts import text_system_prompt
+from graph.protocols.text.reader import parse_react
+from tools import TOOL_NAMES, load_tools
+
+ALL = load_tools(TOOL_NAMES)
+BY_NAME = {tool.name: tool for tool in ALL}
+
+
+def _examples(tool_name: str) -> list[Example]:
+    return [e for e in example_pool(ALL).examples if e.source == tool_name]
+
+
+# -- the tools' examples -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", TOOL_NAMES)
+def test_every_tool_declares_examples_that_fit_its_schema(name: str) -> None:
+    examples = _examples(name)
+    assert examples, f"{name} declares no EXAMPLES"
+    for example in examples:
+        assert example.question and example.answer
+        for step in example.steps:
+            assert step.tool in BY_NAME
+            BY_NAME[step.tool].args_schema.model_validate(step.tool_input)
+
+
+def test_calculator_examples_show_what_the_calculator_returns() -> None:
+    for example in _examples("calculator"):
+        for step in example.steps:
+            assert BY_NAME["calculator"].invoke(step.tool_input) == step.observation
+
+
+def test_clock_examples_show_what_current_time_returns() -> None:
+    from tools.clock import describe_time
+
+    for example in _examples("current_time"):
+        (step,) = example.steps
+        stamp = step.observation.split(" ")
+        zone = step.observation.split("(", 1)[1].split(",", 1)[0]
+        moment = datetime.fromisoformat(f"{stamp[0]}T{stamp[1]}")
+        from zoneinfo import ZoneInfo
+
+        aware = moment.replace(tzinfo=ZoneInfo(zone))
+        assert describe_time(step.tool_input.get("timezone", "UTC"), aware) == step.observation
+
+
+def test_knowledge_examples_have_the_search_results_layout() -> None:
+    layout = re.compile(r"^\d\. [\w.\-]+\.(md|txt) — .+\n.+", re.S)
+    for example in _examples("knowledge_search"):
+        for step in example.steps:
+            if step.tool == "knowledge_search":
+                assert all(layout.match(hit) for hit in step.observation.split("\n\n"))
+
+
+def test_a_two_tool_example_needs_both_tools() -> None:
+    only_kb = example_pool([BY_NAME["knowledge_search"]], direct=False).examples
+    both = example_pool([BY_NAME["knowledge_search"], BY_NAME["calculator"]]).examples
+    assert all(e.tools == {"knowledge_search"} for e in only_kb)
+    assert any(e.tools == {"knowledge_search", "calculator"} for e in both)
+
+
+def test_a_custom_tool_declares_examples_in_its_metadata() -> None:
+    def shout(text: str) -> str:
+        return text.upper()
+
+    tool = StructuredTool.from_function(
+        shout,
+        name="shout",
+        description="Upper-case a text.",
+        metadata={
+            "examples": [
+                {
+                    "question": "Shout hi",
+                    "input": {"text": "hi"},
+                    "observation": "HI",
+                    "answer": "HI",
+                }
+            ]
+        },
+    )
+    pool = example_pool([tool], direct=False).examples
+    assert [e.question for e in pool] == ["Shout hi"]
+    assert pool[0].steps[0].tool == "shout"
+
+
+def test_an_example_renders_as_the_parser_reads_it() -> None:
+    example = _examples("calculator")[0]
+    text = render_example(example)
+    assert text.startswith(f"Question: {example.question}\nThought: ")
+    step_text = text.split("\n", 1)[1].split("\nObservation:", 1)[0]
+    step = parse_react(step_text)
+    assert step.kind == "action" and step.tool == "calculator"
+    assert step.tool_input == example.steps[0].tool_input
+    assert parse_react(text.rsplit("\nThought: ", 1)[1]).answer == example.answer
+
+
+def test_observations_have_no_blank_lines_and_a_bound() -> None:
+    assert observation_text("1. a — A\nx\n\n2. b — B\ny  ") == "1. a — A\nx\n2. b — B\ny"
+    long = observation_text("z" * 5000, limit=100)
+    assert len(long) <= 102 and long.endswith("…")
+
+
+# -- picking examples ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "tool"),
+    [
+        ("What is 48 * 12?", "calculator"),
+        ("What is seventy plus eleven?", "calculator"),
+        ("36乘以7等于多少？", "calculator"),
+        ("What time is it in Berlin?", "current_time"),
+        ("What is the date today in Sydney?", "current_time"),
+        ("Which database holds the orders? Search my notes.", "knowledge_search"),
+        ("What is the weather in Rome?", "weather"),
+        ("Who was Marie Curie?", "wikipedia"),
+    ],
+)
+def test_the_closest_example_is_of_the_right_tool_and_comes_last(question: str, tool: str) -> None:
+    picked = pick_examples(question, example_pool(ALL), count=4)
+    assert len(picked) == 4
+    assert picked[-1].source == tool, [e.question for e in picked]
+
+
+def test_a_chinese_question_gets_the_chinese_example() -> None:
+    picked = pick_examples("36乘以7等于多少？", example_pool(ALL), count=4)
+    assert re.search(r"[\u4e00-\u9fff]", picked[-1].question)
+
+
+def test_no_tool_has_more_than_two_of_the_picked_examples() -> None:
+    for question in ("What is 2 + 2?", "What time is it?", "Search my notes for servers"):
+        picked = pick_examples(question, example_pool(ALL), count=4)
+        sources = [e.source for e in picked]
+        assert max(sources.count(s) for s in set(sources)) <= 2
+
+
+def test_a_small_pool_is_shown_whole() -> None:
+    pool = example_pool([BY_NAME["calculator"]], direct=False)
+    assert len(pick_examples("anything", pool, count=10)) == len(pool)
+
+
+# -- the conversation ----------------------------------------------------------------------------
+
+QUESTION = "What is 17 * 23, minus 91?"
+
+
+def _standard() -> list[Any]:
+    call = {"id": "call_1", "name": "calculator", "args": {"expression": "17 * 23"}}
+    return [
+        SystemMessage(text_system_prompt(ALL)),
+        HumanMessage(QUESTION),
+        AIMessage("I need to multiply first.", tool_calls=[call]),
+        ToolMessage("391", tool_call_id="call_1"),
+        HumanMessage("Your reply could not be used.", id="do-not-render-1"),
+    ]
+
+
+def _older() -> list[Any]:
+    return [
+        SystemMessage(text_system_prompt(ALL)),
+        HumanMessage(QUESTION),
+        AIMessage(
+            "Thought: I need to multiply first.\nAction: calculator\n"
+            'Action Input: {"expression": "17 * 23"}'
+        ),
+        HumanMessage("Observation: 391"),
+    ]
+
+
+@pytest.mark.parametrize("messages", [_standard(), _older()], ids=["standard", "text"])
+def test_both_forms_render_the_same_record(messages: list[Any]) -> None:
+    prompt = render_prompt(messages, ALL, [])
+    assert prompt.endswith(
+        f"Question: {QUESTION}\nThought: I need to multiply first.\nAction: calculator\n"
+        'Action Input: {"expression": "17 * 23"}\nObservation: 391\n'
+    )
+    assert "could not be used" not in prompt  # the agent's correction is not rendered
+    assert "You are a careful assistant" not in prompt  # the default instructions neither
+
+
+def test_an_earlier_question_and_its_answer_stay_in_the_record() -> None:
+    messages = [
+        HumanMessage("Hi"),
+        AIMessage("Hello! How can I help?"),
+        HumanMessage("What is 2 + 2?"),
+    ]
+    turns = conversation_turns(messages)
+    assert [t.question for t in turns] == ["Hi", "What is 2 + 2?"]
+    prompt = render_prompt(messages, [], [])
+    assert (
+        "Question: Hi\nThought: I have the answer.\nFinal Answer: Hello! How can I help?" in prompt
+    )
+    assert prompt.endswith("Question: What is 2 + 2?\n")
+
+
+def test_custom_instructions_are_kept_and_the_default_is_not() -> None:
+    assert custom_instructions([SystemMessage(text_system_prompt(ALL))]) == ""
+    custom = [SystemMessage(text_system_prompt(ALL, "Always answer in French."))]
+    assert custom_instructions(custom) == "Always answer in French."
+    assert render_prompt([*custom, HumanMessage("Hi")], ALL, []).startswith(
+        "Always answer in French.\nTools:\n- calculator: "
+    )
+
+
+def test_the_prompt_shows_the_picked_examples_before_the_question() -> None:
+    model = chat_model("http://127.0.0.1:9/v1", examples="pick", example_count=3)
+    prompt = model.prompt_for([HumanMessage("What is 48 * 12?")], ALL)
+    records = prompt.split("\n\n")
+    assert records[0].startswith("Tools:\n")
+    assert len(records) == 1 + 3 + 1
+    assert records[-1] == "Question: What is 48 * 12?\n"
+    assert records[-2].startswith("Question: ") and "Action: calculator" in records[-2]
+
+
+def test_a_long_prompt_drops_examples_not_the_question() -> None:
+    model = chat_model("http://127.0.0.1:9/v1", examples="all", prompt_chars=1500)
+    prompt = model.prompt_for([HumanMessage("What is 48 * 12?")], ALL)
+    assert prompt.count("Question: ") < len(example_pool(ALL)) + 1
+    assert prompt.endswith("Question: What is 48 * 12?\n")
+
+
+# -- the request ---------------------------------------------------------------------------------
+
+
+class _FakeLlama(BaseHTTPRequestHandler):
+    requests: ClassVar[list[tuple[str, dict]]] = []
+    reply = 'Thought: I need to multiply.\nAction: calculator\nAction Input: {"expression": "1"}'
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if not self.path.startswith("/v1/"):
+            self._send(404, {"detail": "Not Found"})
+            return
+        type(self).requests.append((self.path, body))
+        if self.path.endswith("/chat/completions"):
+            choice = {"message": {"role": "assistant", "content": self.reply}}
+        else:
+            choice = {"text": self.reply + "\n"}
+        self._send(
+            200,
+            {
+                "model": "local",
+                "choices": [{**choice, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 120, "completion_tokens": 20, "total_tokens": 140},
+            },
+        )
+
+    def _send(self, status: int, payload: dict) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *_args: Any) -> None:
+        return None
+
+
+@pytest.fixture
+def fake_llama() -> Iterator[str]:
+    _FakeLlama.requests = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _FakeLlama)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_agents_call_becomes_one_completion_request(fake_llama: str) -> None:
+    model = chat_model(fake_llama)
+    assert LocalCompletionModel.completion_prompt is True
+    grammar = grammar_for(ALL)
+    bound = model.bind_tools(ALL).bind(stop=["Observation:"], **request_options(grammar))
+    reply = bound.invoke(_standard(), max_tokens=64)
+    ((path, body),) = _FakeLlama.requests
+    assert path == "/v1/completions"
+    assert body["grammar"] == ending_records(grammar) and body["max_tokens"] == 64
+    assert body["stop"] == ["Observation:"] and body["temperature"] == 0.0
+    assert body["repeat_penalty"] == 1.0
+    assert body["prompt"].endswith("Observation: 391\n")
+    assert isinstance(reply, AIMessage) and reply.text == _FakeLlama.reply
+    assert reply.usage_metadata == {"input_tokens": 120, "output_tokens": 20, "total_tokens": 140}
+
+
+def test_without_a_grammar_a_record_boundary_stops_the_reply(fake_llama: str) -> None:
+    chat_model(fake_llama).bind(stop=["Observation:"]).invoke([HumanMessage("Hi")])
+    ((_, body),) = _FakeLlama.requests
+    assert "grammar" not in body
+    assert body["stop"] == ["Observation:", "\nQuestion:"]
+
+
+def test_with_no_tools_bound_the_last_tools_examples_stay(fake_llama: str) -> None:
+    model = chat_model(fake_llama)
+    model.bind_tools(ALL).invoke([HumanMessage("What is 48 * 12?")])
+    model.bind_tools([]).bind(**request_options(grammar_for([]))).invoke(
+        [HumanMessage("What is 48 * 12?")]
+    )
+    first, second = (body["prompt"] for _, body in _FakeLlama.requests)
+    assert first == second  # same examples: llama.cpp reuses the cached prefix
+    assert "Action: calculator" in second
+
+
+def test_async_and_chat_mode(fake_llama: str) -> None:
+    model = chat_model(fake_llama, prompt_mode="chat")
+    reply = asyncio.run(model.bind(stop=["Observation:"]).ainvoke(_standard()))
+    assert reply.text == _FakeLlama.reply
+    ((path, body),) = _FakeLlama.requests
+    assert path == "/v1/chat/completions"
+    roles = [m["role"] for m in body["messages"]]
+    assert roles == ["system", "user", "assistant", "user"]
+    assert body["messages"][-1]["content"] == "Observation: 391"
+
+
+def test_a_refused_request_has_a_status_code(fake_llama: str) -> None:
+    from graph.models.local import LocalModelRequestError
+
+    model = chat_model(fake_llama.replace("/v1", "/missing"))
+    with pytest.raises(LocalModelRequestError) as info:
+        model.invoke([HumanMessage("Hi")])
+    assert info.value.status_code == 404
+
+
+def test_an_unreachable_server_is_a_connection_error() -> None:
+    model = chat_model("http://127.0.0.1:9/v1", max_retries=0)
+    with pytest.raises(ConnectionError):
+        model.invoke([HumanMessage("Hi")])
