@@ -177,3 +177,37 @@ wikipedia = StructuredTool.from_function(
     ),
     args_schema=WikipediaInput,
 )
+
+
+# Worked examples for small local models (graph.models.local.examples): real output layout.
+EXAMPLES = [
+    {
+        "question": "Who was Ada Lovelace?",
+        "thought": "I look her up on Wikipedia.",
+        "input": {"query": "Ada Lovelace"},
+        "observation": (
+            "1. Ada Lovelace (https://en.wikipedia.org/wiki/Ada_Lovelace)\nAugusta Ada King, "
+            "Countess of Lovelace (1815–1852), was an English mathematician and writer, chiefly "
+            "known for her work on Charles Babbage's proposed mechanical general-purpose "
+            "computer, the Analytical Engine.\n\n"
+            "2. Ada (programming language) (https://en.wikipedia.org/wiki/Ada_(programming_language))"
+            "\nAda is a structured, statically typed programming language, named after Ada "
+            "Lovelace."
+        ),
+        "final_thought": "The first article answers the question.",
+        "answer": "Ada Lovelace (1815–1852) was an English mathematician and writer, known for "
+        "her work on Charles Babbage's Analytical Engine.",
+    },
+    {
+        "question": "When was the Eiffel Tower built?",
+        "thought": "I look it up on Wikipedia.",
+        "input": {"query": "Eiffel Tower"},
+        "observation": (
+            "1. Eiffel Tower (https://en.wikipedia.org/wiki/Eiffel_Tower)\nThe Eiffel Tower is a "
+            "wrought-iron lattice tower on the Champ de Mars in Paris, France. It was "
+            "constructed from 1887 to 1889 as the centrepiece of the 1889 World's Fair."
+        ),
+        "final_thought": "The article says when it was built.",
+        "answer": "The Eiffel Tower was built from 1887 to 1889.",
+    },
+]
