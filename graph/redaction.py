@@ -14,19 +14,33 @@ from collections.abc import Iterable
 
 MASK = "[redacted]"
 
-# userinfo in any URL: scheme://user:password@host  or  scheme://token@host
-_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.\-]*://)(?P<userinfo>[^/\s@?#]+)@")
-# query or key=value pairs whose name looks secret: ?api_key=..., &token=..., password=...
+# userinfo in any URL: scheme://user:password@host  or  scheme://token@host; a password may hold
+# spaces when the URL is quoted in an error (libpq: unexpected spaces found in "postgresql://...")
+_USERINFO = re.compile(
+    r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.\-]*://)"
+    r"(?P<userinfo>[^/\s@?#]+|[^/\s@?#:]*:[^/@?#\r\n\"'<>]*?)@"
+)
+# query or key=value pairs whose name looks secret: ?api_key=..., &token=..., password=..., JSON
+# ("api_key": "..."), headers (Authorization: Bearer ...); a quoted value runs to its quote
 _SECRET_NAMES = (
     r"[a-zA-Z0-9_\-]*(?:key|token|secret|password|passwd|pwd|sig|signature|credential|auth)"
     r"[a-zA-Z0-9_\-]*"
 )
 _SECRET_PAIR = re.compile(
-    rf"(?P<name>\b{_SECRET_NAMES})(?P<sep>\s*[=:]\s*)(?P<quote>[\"']?)(?P<value>[^\s&\"',;}}]+)",
+    rf"(?P<name>\b{_SECRET_NAMES})(?P<close>[\"']?)(?P<sep>\s*[=:]\s*)"
+    r"(?:(?P<quote>[\"'])(?P<quoted>[^\"'\r\n]*)(?P=quote)"
+    r"|(?P<value>(?:(?:Bearer|Basic|Token)\s+)?[^\s&\"',;}]+))",
     re.IGNORECASE,
 )
 _BEARER = re.compile(r"\b(?P<kind>Bearer|Basic|Token)\s+[A-Za-z0-9._~+/\-=]{4,}", re.IGNORECASE)
 _PROVIDER_KEY = re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_\-*]{6,}")
+
+
+def _mask_pair(match: re.Match[str]) -> str:
+    head = f"{match['name']}{match['close']}{match['sep']}"
+    if match["quote"]:
+        return f"{head}{match['quote']}{MASK}{match['quote']}"
+    return f"{head}{MASK}"
 
 
 def redact(text: object, secrets: Iterable[str | None] = ()) -> str:
@@ -38,6 +52,6 @@ def redact(text: object, secrets: Iterable[str | None] = ()) -> str:
         if secret and len(secret) >= 4:
             out = out.replace(secret, MASK)
     out = _USERINFO.sub(lambda m: f"{m['scheme']}{MASK}@", out)
-    out = _SECRET_PAIR.sub(lambda m: f"{m['name']}{m['sep']}{m['quote']}{MASK}", out)
+    out = _SECRET_PAIR.sub(_mask_pair, out)
     out = _BEARER.sub(lambda m: f"{m['kind']} {MASK}", out)
     return _PROVIDER_KEY.sub(MASK, out)
