@@ -1,8 +1,14 @@
 """Checkpointers from a URL: `memory`, `sqlite:///path/file.sqlite`, `postgresql://...`.
 
 SQLite is the embedded default (one file under the state folder); PostgreSQL is for several
-worker processes or machines sharing one store. Both are LangGraph's own savers. A bad URL or a
-database that cannot be reached is one sentence, raised as `ConfigError`.
+worker processes or machines sharing one store. Both are LangGraph's own savers, guarded (see
+`guarded`): a store failing mid-run is `StoreError`, an undecodable checkpoint
+`CorruptCheckpoint`, each one sentence with the thread and the way to resume. A bad URL or a
+database that cannot be reached when opening is one sentence, raised as `ConfigError`. No
+message shows a password: URLs go through `describe`, driver text through `redact`.
+
+Files created here are private: the state folder 0700, a new SQLite file 0600 (its -wal/-shm
+files follow it).
 """
 
 from __future__ import annotations
@@ -16,11 +22,15 @@ import zlib
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from urllib.parse import urlparse
+from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from graph.persistence.files import private_dir, private_file
+from graph.persistence.guarded import guarded
+from graph.redaction import redact
 from graph.settings import ConfigError
 
 ENV_VAR = "REACT_AGENT_CHECKPOINTER"
@@ -44,19 +54,36 @@ def default_url() -> str:
 
 
 def describe(url: str) -> str:
-    """The URL without its password, for messages."""
-    parsed = urlparse(url)
-    if parsed.password:
-        netloc = parsed.netloc.replace(f":{parsed.password}@", ":***@")
-        return parsed._replace(netloc=netloc).geturl()
-    return url
+    """The URL for messages: its password (in the userinfo, the query string, or a
+    `key=value` connection string) masked, the user name and the rest kept."""
+    if "://" not in url:
+        return redact(url)  # `memory`, or a libpq key=value string
+    parts = urlsplit(url)
+    shown = url
+    if parts.password is not None:
+        user = parts.netloc.rpartition("@")[0].split(":", 1)[0]
+        host = parts.netloc.rpartition("@")[2]
+        shown = shown.replace(parts.netloc, f"{user}:***@{host}", 1)
+    if parts.query:
+        shown = shown.replace(f"?{parts.query}", f"?{redact(parts.query)}", 1)
+    return shown
+
+
+def url_secrets(url: str) -> tuple[str, ...]:
+    """The URL's password as written and decoded, to mask verbatim in driver messages
+    (libpq quotes what it cannot parse, spaces included)."""
+    try:
+        password = urlsplit(url).password if "://" in url else None
+    except ValueError:
+        password = None
+    return tuple({password, unquote(password)}) if password else ()
 
 
 def kind_of(url: str) -> str:
     """`memory`, `sqlite` or `postgres`; anything else is a ConfigError."""
     if url == "memory":
         return "memory"
-    scheme = urlparse(url).scheme
+    scheme = urlsplit(url).scheme
     if scheme == "sqlite":
         sqlite_path(url)
         return "sqlite"
@@ -72,10 +99,41 @@ def sqlite_path(url: str) -> Path:
         raise ConfigError(f"Checkpointer URL {url!r} names no file: {_HELP}.")
     path = Path(rest[1:]).expanduser()  # sqlite:///rel/file or sqlite:////abs/file
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
     except OSError as exc:
         raise ConfigError(f"Cannot create the folder for {path}: {exc.strerror}.") from None
     return path
+
+
+def _sqlite_file(url: str) -> Path:
+    """The SQLite file, created 0600 if new (SQLite gives its -wal/-shm files the same mode)."""
+    path = sqlite_path(url)
+    try:
+        private_file(path)
+    except OSError as exc:
+        raise ConfigError(f"Cannot create the checkpointer file {path}: {exc.strerror}.") from None
+    return path
+
+
+# Every PostgreSQL connection of the project: TCP keepalives, so a peer that vanished (a
+# dropped network, a failed-over server) is noticed instead of waited on forever, and a name in
+# pg_stat_activity. Whatever the URL sets itself wins.
+KEEPALIVES = {
+    "keepalives": 1,
+    "keepalives_idle": 5,
+    "keepalives_interval": 2,
+    "keepalives_count": 3,
+    "fallback_application_name": "react-agent",
+}
+
+
+def connect_options(url: str, **extra: Any) -> dict[str, Any]:
+    """Connection keyword arguments for `url`: the defaults above (and `extra`) that the URL
+    does not set."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    given = conninfo_to_dict(url)
+    return {k: v for k, v in {**KEEPALIVES, **extra}.items() if k not in given}
 
 
 # PostgresSaver.setup() is not safe to run concurrently on a fresh database (two processes both
@@ -100,7 +158,7 @@ def _setup_timeout() -> ConfigError:
 def _setup_lock(url: str) -> Iterator[None]:
     import psycopg
 
-    with psycopg.connect(url, autocommit=True) as guard:
+    with psycopg.connect(url, autocommit=True, **connect_options(url)) as guard:
         deadline = time.monotonic() + SETUP_WAIT
         while not guard.execute("SELECT pg_try_advisory_lock(%s)", (SETUP_LOCK,)).fetchone()[0]:
             if time.monotonic() > deadline:
@@ -113,7 +171,8 @@ def _setup_lock(url: str) -> Iterator[None]:
 async def _async_setup_lock(url: str) -> AsyncIterator[None]:
     import psycopg
 
-    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as guard:
+    options = connect_options(url)
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True, **options) as guard:
         deadline = time.monotonic() + SETUP_WAIT
         while True:
             cursor = await guard.execute("SELECT pg_try_advisory_lock(%s)", (SETUP_LOCK,))
@@ -126,8 +185,17 @@ async def _async_setup_lock(url: str) -> AsyncIterator[None]:
         yield
 
 
+def postgres_label(url: str) -> str:
+    return f"the PostgreSQL checkpointer at {describe(url)}"
+
+
+def sqlite_label(path: Path) -> str:
+    return f"the SQLite checkpointer {path}"
+
+
 def _postgres_error(url: str, exc: Exception) -> ConfigError:
-    reason = " ".join(str(exc).split()) or type(exc).__name__
+    """The database could not be opened: one sentence, with no password in it."""
+    reason = redact(" ".join(str(exc).split()), url_secrets(url)) or type(exc).__name__
     return ConfigError(
         f"Cannot use the PostgreSQL checkpointer at {describe(url)}: {reason}. Check that the "
         f"server is running and the URL ({ENV_VAR} or --checkpointer)."
@@ -156,6 +224,12 @@ def compressed_serde() -> SerializerProtocol:
     return EncryptedSerializer(_Zlib(), JsonPlusSerializer())
 
 
+def _postgres_errors() -> tuple[type[BaseException], ...]:
+    import psycopg
+
+    return (psycopg.Error,)
+
+
 @contextmanager
 def open_saver(url: str | None = None) -> Iterator[BaseCheckpointSaver]:
     """A sync saver for the URL (default: the SQLite file under the state folder)."""
@@ -168,9 +242,12 @@ def open_saver(url: str | None = None) -> Iterator[BaseCheckpointSaver]:
     elif kind == "sqlite":
         from langgraph.checkpoint.sqlite import SqliteSaver
 
-        conn = sqlite3.connect(str(sqlite_path(url)), check_same_thread=False)
+        path = _sqlite_file(url)
+        conn = sqlite3.connect(str(path), check_same_thread=False)
         try:
-            yield SqliteSaver(conn, serde=compressed_serde())
+            saver = guarded(SqliteSaver)(conn, serde=compressed_serde())
+            saver.configure_guard(sqlite_label(path), (sqlite3.Error,))
+            yield saver
         finally:
             conn.close()
     else:
@@ -179,13 +256,25 @@ def open_saver(url: str | None = None) -> Iterator[BaseCheckpointSaver]:
         from psycopg.rows import dict_row
 
         try:
-            conn = psycopg.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row)
-            saver = PostgresSaver(conn, serde=compressed_serde())
+            conn = psycopg.connect(
+                url,
+                autocommit=True,
+                prepare_threshold=0,
+                row_factory=dict_row,
+                **connect_options(url),
+            )
+        except Exception as exc:
+            raise _postgres_error(url, exc) from None
+        try:
+            saver = guarded(PostgresSaver)(conn, serde=compressed_serde())
+            saver.configure_guard(postgres_label(url), _postgres_errors(), url_secrets(url))
             with _setup_lock(url):
                 saver.setup()
         except ConfigError:
+            conn.close()
             raise
         except Exception as exc:
+            conn.close()
             raise _postgres_error(url, exc) from None
         try:
             yield saver
@@ -206,21 +295,38 @@ async def open_async_saver(url: str | None = None) -> AsyncIterator[BaseCheckpoi
         import aiosqlite
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-        async with aiosqlite.connect(str(sqlite_path(url))) as conn:
-            yield AsyncSqliteSaver(conn, serde=compressed_serde())
+        path = _sqlite_file(url)
+        async with aiosqlite.connect(str(path)) as conn:
+            saver = guarded(AsyncSqliteSaver)(conn, serde=compressed_serde())
+            saver.configure_guard(sqlite_label(path), (sqlite3.Error,))
+            yield saver
     else:
+        import psycopg
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+        from psycopg.rows import dict_row
 
         try:
-            manager = AsyncPostgresSaver.from_conn_string(url, serde=compressed_serde())
-            saver = await manager.__aenter__()
+            conn = await psycopg.AsyncConnection.connect(
+                url,
+                autocommit=True,
+                prepare_threshold=0,
+                row_factory=dict_row,
+                **connect_options(url),
+            )
+        except Exception as exc:
+            raise _postgres_error(url, exc) from None
+        try:
+            saver = guarded(AsyncPostgresSaver)(conn, serde=compressed_serde())
+            saver.configure_guard(postgres_label(url), _postgres_errors(), url_secrets(url))
             async with _async_setup_lock(url):
                 await saver.setup()
         except ConfigError:
+            await conn.close()
             raise
         except Exception as exc:
+            await conn.close()
             raise _postgres_error(url, exc) from None
         try:
             yield saver
         finally:
-            await manager.__aexit__(None, None, None)
+            await conn.close()
