@@ -1,0 +1,187 @@
+"""The threads in a store, newest first, one damaged thread never hiding the others.
+
+`athread_ids(saver, limit)` asks the store's checkpoint table for thread ids ordered by their
+latest checkpoint (checkpoint ids are time-ordered UUIDs), without decoding a single blob, so
+its cost is per thread rather than per checkpoint. `alist_threads(agent, limit)` then reads
+each thread's state on its own: a thread whose checkpoints cannot be decoded comes back as
+`BrokenThread` with one sentence naming the thread and the store, and the listing goes on. A
+store that stops answering (`StoreError`) ends the listing: that is not one thread's fault.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from graph.persistence.errors import PersistenceError, StoreError
+from graph.redaction import redact
+
+_NEWEST = (
+    "SELECT thread_id FROM checkpoints WHERE checkpoint_ns = '' GROUP BY thread_id "
+    "ORDER BY MAX(checkpoint_id) DESC LIMIT {p}"
+)
+
+
+@dataclass(frozen=True)
+class ThreadSummary:
+    thread_id: str
+    updated: str  # ISO time of the latest checkpoint
+    status: str  # the run's status, "paused" (approval), "unfinished" (crash) or "-"
+    question: str  # the person's latest question
+
+
+@dataclass(frozen=True)
+class BrokenThread:
+    thread_id: str
+    error: str  # one sentence naming the thread and the store
+
+
+def _guarded_error(saver: Any, exc: Exception) -> Exception:
+    failure = getattr(saver, "store_failure", None)
+    return failure(exc, None, "listing threads") if failure else exc
+
+
+def _memory_ids(saver: Any, limit: int) -> list[str]:
+    latest = {t: max(ns.get("", {}), default="") for t, ns in saver.storage.items()}
+    newest = sorted((t for t in latest if latest[t]), key=latest.__getitem__, reverse=True)
+    return newest[:limit]
+
+
+async def athread_ids(saver: Any, limit: int) -> list[str]:
+    """Up to `limit` thread ids, the most recently updated first, no checkpoint decoded."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    if isinstance(saver, InMemorySaver):
+        return _memory_ids(saver, limit)
+    try:
+        if isinstance(saver, AsyncSqliteSaver):
+            await saver.setup()
+            async with saver.lock, saver.conn.execute(_NEWEST.format(p="?"), (limit,)) as cur:
+                return [row[0] for row in await cur.fetchall()]
+        if isinstance(saver, AsyncPostgresSaver):
+            return await _postgres_ids_async(saver, limit)
+    except Exception as exc:
+        failure = _guarded_error(saver, exc)
+        if failure is exc:
+            raise
+        raise failure from None
+    return await asyncio.to_thread(thread_ids, saver, limit)
+
+
+async def _postgres_ids_async(saver: Any, limit: int) -> list[str]:
+    from psycopg.rows import tuple_row
+    from psycopg_pool import AsyncConnectionPool
+
+    async with saver.lock:
+        if isinstance(saver.conn, AsyncConnectionPool):
+            async with saver.conn.connection() as conn:
+                cursor = conn.cursor(row_factory=tuple_row)
+                await cursor.execute(_NEWEST.format(p="%s"), (limit,))
+                return [row[0] for row in await cursor.fetchall()]
+        cursor = saver.conn.cursor(row_factory=tuple_row)
+        await cursor.execute(_NEWEST.format(p="%s"), (limit,))
+        return [row[0] for row in await cursor.fetchall()]
+
+
+def thread_ids(saver: Any, limit: int) -> list[str]:
+    """`athread_ids` for sync savers (SQLite, PostgreSQL, memory)."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    if isinstance(saver, InMemorySaver):
+        return _memory_ids(saver, limit)
+    try:
+        if isinstance(saver, SqliteSaver):
+            with saver.cursor(transaction=False) as cur:
+                cur.execute(_NEWEST.format(p="?"), (limit,))
+                return [row[0] for row in cur.fetchall()]
+        from langgraph.checkpoint.postgres import PostgresSaver
+        from psycopg.rows import tuple_row
+        from psycopg_pool import ConnectionPool
+
+        if isinstance(saver, PostgresSaver):
+            with saver.lock:
+                if isinstance(saver.conn, ConnectionPool):
+                    with saver.conn.connection() as conn:
+                        cursor = conn.cursor(row_factory=tuple_row)
+                        return [r[0] for r in cursor.execute(_NEWEST.format(p="%s"), (limit,))]
+                cursor = saver.conn.cursor(row_factory=tuple_row)
+                return [r[0] for r in cursor.execute(_NEWEST.format(p="%s"), (limit,))]
+    except Exception as exc:
+        failure = _guarded_error(saver, exc)
+        if failure is exc:
+            raise
+        raise failure from None
+    raise TypeError(f"cannot list the threads of a {type(saver).__name__}")
+
+
+def summarize_state(thread_id: str, snapshot: Any) -> ThreadSummary:
+    from graph.persistence.history import last_question
+
+    values = snapshot.values or {}
+    if snapshot.interrupts:
+        status = "paused"
+    elif snapshot.next:
+        status = "unfinished"
+    else:
+        status = values.get("status") or "-"
+    return ThreadSummary(
+        thread_id=thread_id,
+        updated=str(snapshot.created_at or ""),
+        status=str(status),
+        question=last_question(values.get("messages", [])),
+    )
+
+
+def _broken(thread_id: str, exc: Exception) -> BrokenThread:
+    if isinstance(exc, PersistenceError):
+        return BrokenThread(thread_id, str(exc))
+    reason = redact(f"{type(exc).__name__}: {exc}".split("\n", 1)[0])
+    return BrokenThread(thread_id, f"Thread {thread_id} cannot be read ({reason}).")
+
+
+async def alist_threads(
+    agent: Any, limit: int = 50, saver: Any = None
+) -> AsyncIterator[ThreadSummary | BrokenThread]:
+    """The threads of the agent's store (or `saver`), newest first, each read on its own."""
+    saver = saver if saver is not None else agent.checkpointer
+    for thread_id in await athread_ids(saver, limit):
+        try:
+            snapshot = await agent.aget_state({"configurable": {"thread_id": thread_id}})
+        except StoreError:
+            raise
+        except Exception as exc:
+            yield _broken(thread_id, exc)
+            continue
+        yield summarize_state(thread_id, snapshot)
+
+
+def list_threads(
+    agent: Any, limit: int = 50, saver: Any = None
+) -> Iterator[ThreadSummary | BrokenThread]:
+    """`alist_threads` for an agent with a sync saver."""
+    saver = saver if saver is not None else agent.checkpointer
+    for thread_id in thread_ids(saver, limit):
+        try:
+            snapshot = agent.get_state({"configurable": {"thread_id": thread_id}})
+        except StoreError:
+            raise
+        except Exception as exc:
+            yield _broken(thread_id, exc)
+            continue
+        yield summarize_state(thread_id, snapshot)
+
+
+__all__ = [
+    "BrokenThread",
+    "ThreadSummary",
+    "alist_threads",
+    "athread_ids",
+    "list_threads",
+    "summarize_state",
+    "thread_ids",
+]
