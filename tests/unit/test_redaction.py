@@ -13,7 +13,10 @@ from graph.redaction import MASK, redact
     ("text", "secret"),
     [
         ("https://user:hunter22@api.example.com/v1", "hunter22"),
-        ("https://ghp_16C7e42F292c6912E7710c838347Ae178B4a@github.com/o/r", "ghp_16C7e42F292c6912E7710c838347Ae178B4a"),
+        (
+            "https://ghp_16C7e42F292c6912E7710c838347Ae178B4a@github.com/o/r",
+            "ghp_16C7e42F292c6912E7710c838347Ae178B4a",
+        ),
         ("postgresql://app:s3cr%40t@db:5432/prod", "s3cr%40t"),
         ("connect to postgresql://app:pw-1234@db/prod failed", "pw-1234"),
         ("https://api.example.com/v1?api_key=abcd1234&x=1", "abcd1234"),
