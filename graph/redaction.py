@@ -43,6 +43,16 @@ def _mask_pair(match: re.Match[str]) -> str:
     return f"{head}{MASK}"
 
 
+def _userinfo(match: re.Match[str]) -> str:
+    """`user:password@` keeps the user; a bare `token@` is masked unless it is a short name."""
+    user, colon, _ = match["userinfo"].partition(":")
+    if colon:
+        return f"{match['scheme']}{user}:{MASK}@"
+    if len(user) <= 16 and re.fullmatch(r"[A-Za-z][A-Za-z0-9_.\-]*", user):
+        return match.group(0)
+    return f"{match['scheme']}{MASK}@"
+
+
 def redact(text: object, secrets: Iterable[str | None] = ()) -> str:
     """`text` with credentials masked: URL userinfo, secret-looking `name=value` pairs (query
     strings, connection strings, JSON), bearer/basic tokens, provider-style keys (`sk-...`), and
@@ -51,7 +61,7 @@ def redact(text: object, secrets: Iterable[str | None] = ()) -> str:
     for secret in secrets:
         if secret and len(secret) >= 4:
             out = out.replace(secret, MASK)
-    out = _USERINFO.sub(lambda m: f"{m['scheme']}{MASK}@", out)
+    out = _USERINFO.sub(_userinfo, out)
     out = _SECRET_PAIR.sub(_mask_pair, out)
     out = _BEARER.sub(lambda m: f"{m['kind']} {MASK}", out)
     return _PROVIDER_KEY.sub(MASK, out)

@@ -31,7 +31,7 @@ class Bindings:
         model: BaseChatModel | None,
         tools: Sequence[BaseTool] | None,
         overrides: Mapping[str, Any],
-        load_tools: Callable[[list[str] | None], list[BaseTool]],
+        load_tools: Callable[[list[str] | None, str | None], list[BaseTool]],
     ) -> None:
         self.model = model
         self.fixed_tools = list(tools) if tools is not None else None
@@ -57,7 +57,7 @@ class Bindings:
     def tools(self, ctx: AgentContext) -> list[BaseTool]:
         if self.fixed_tools is not None:
             return self.fixed_tools
-        return self.load_tools(ctx.tools)
+        return self.load_tools(ctx.tools, ctx.mcp_config)
 
     def is_local(self, ctx: AgentContext) -> bool:
         return self.model is None and factory.wants_local(ctx)

@@ -3,12 +3,15 @@
 A per-read timeout is not a deadline: a server that trickles a byte every half second, or
 streams without end, keeps a run alive forever. The call is streamed under one total deadline
 (connect, every read, the whole stream) and stops reading once the reply passes the length cap.
-The sync graph runs the same coroutine, so both forms get the same guarantee.
+The sync form waits for a reader thread with the same deadline.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextvars
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,8 +22,6 @@ from langchain_core.messages import (
     message_chunk_to_message,
 )
 from langchain_core.runnables import Runnable, RunnableConfig
-
-from graph.tooling.runner import run_coroutine
 
 
 class ReplyTooLong(ValueError):
@@ -58,10 +59,35 @@ def call_model(
     timeout: float,
     max_chars: int,
 ) -> AIMessage:
-    """The sync form: the same coroutine, so the deadline holds here too."""
-    return run_coroutine(
-        acall_model(runnable, messages, config, timeout=timeout, max_chars=max_chars)
-    )
+    """The sync form: the stream is read on a worker thread and waited for with the deadline
+    (a sync HTTP client cannot be interrupted mid-read, so the run stops waiting at the
+    deadline and the reader stops at its next chunk)."""
+    stop = threading.Event()
+
+    def read() -> Any:
+        reply: Any = None
+        size = 0
+        for chunk in runnable.stream(list(messages), config):
+            if stop.is_set():
+                break
+            reply = chunk if reply is None else reply + chunk
+            size += len(chunk.content) if isinstance(getattr(chunk, "content", None), str) else 0
+            if size > max_chars:
+                raise ReplyTooLong(
+                    f"the model's reply passed {max_chars:,} characters and was cut off "
+                    "(REACT_AGENT_MAX_REPLY_CHARS)"
+                )
+        return reply
+
+    future = _READERS.submit(contextvars.copy_context().run, read)
+    try:
+        return as_message(future.result(timeout))
+    except concurrent.futures.TimeoutError:
+        stop.set()
+        raise TimeoutError(f"no complete reply within {timeout:g} s") from None
+
+
+_READERS = concurrent.futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix="model")
 
 
 def as_message(reply: Any) -> AIMessage:

@@ -8,15 +8,23 @@ import importlib
 from langchain_core.tools import BaseTool
 
 
-def registry_tools(names: list[str] | None) -> list[BaseTool]:
-    """The tools named (all built-in tools when `names` is empty), each name once."""
-    from tools import default_tools, load_tools
+def registry_tools(names: list[str] | None, mcp_config: str | None = None) -> list[BaseTool]:
+    """The tools named (all built-in tools, and every MCP tool, when `names` is empty), each
+    name once. MCP servers start on first use, once per process (`tools.mcp`)."""
+    from tools import default_tools, load_tools, mcp_tools
 
+    served = mcp_tools(mcp_config) if mcp_config else []
     if not names:
-        return default_tools()
+        return list({tool.name: tool for tool in [*default_tools(), *served]}.values())
+    by_name = {tool.name: tool for tool in served}
     loaded: list[BaseTool] = []
     for name in names:
-        loaded += import_tools(name) if ":" in name else load_tools([name])
+        if ":" in name:
+            loaded += import_tools(name)
+        elif name in by_name:
+            loaded.append(by_name[name])
+        else:
+            loaded += load_tools([name])
     return list({tool.name: tool for tool in loaded}.values())
 
 

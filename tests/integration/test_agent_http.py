@@ -102,17 +102,21 @@ def test_auto_falls_back_to_text_when_tools_are_rejected(
 
 
 def test_message_tokens_stream_from_think(openai_server: ScriptedOpenAIServer) -> None:
+    """Native replies stream token by token; text-protocol replies are raw labels, so clients
+    get the parsed answer as one message instead (never `Thought:` / `Final Answer:` text)."""
+    openai_server.add(Reply(content="The capital is Paris."))
     openai_server.add(Reply(content="Thought: easy.\nFinal Answer: The capital is Paris."))
-    agent = build_graph(tools=[lookup], protocol="text")
-    tokens = []
-    for message, meta in agent.stream(
-        {"messages": [("user", "Capital of France?")]}, stream_mode="messages"
-    ):
-        if meta["langgraph_node"] == "think" and message.content:
-            tokens.append(message.content)
-    assert len(tokens) > 3
-    assert "".join(tokens).startswith("Thought: easy.")
-    assert openai_server.chat_requests[0].body["stream"] is True
+    seen: dict[str, list[str]] = {"native": [], "text": []}
+    for protocol in ("native", "text"):
+        agent = build_graph(tools=[lookup], protocol=protocol)
+        for message, meta in agent.stream(
+            {"messages": [("user", "Capital of France?")]}, stream_mode="messages"
+        ):
+            if meta["langgraph_node"] == "think" and message.content:
+                seen[protocol].append(message.content)
+    assert len(seen["native"]) > 3 and "".join(seen["native"]) == "The capital is Paris."
+    assert seen["text"] == ["The capital is Paris."]
+    assert all(r.body["stream"] is True for r in openai_server.chat_requests)
 
 
 def test_endpoint_down_is_one_sentence_and_the_run_resumes(

@@ -66,8 +66,12 @@ def wait_for(predicate, timeout: float = 30, what: str = "condition") -> None:
 
 
 def stored_result_writes(url: str, thread_id: str) -> int:
-    """Trace entries saved as pending writes for the thread (act writes one per finished call)."""
-    query = "SELECT count(*) FROM {table} WHERE thread_id = {p} AND channel = 'steps'"
+    """Observations saved as pending writes for the thread (each act task writes its own
+    ToolMessage to the conversation the moment its call finishes)."""
+    query = (
+        "SELECT count(*) FROM {table} WHERE thread_id = {p} AND channel = 'messages' "
+        "AND substr(task_path, 1, 14) = '~__pregel_push'"
+    )
     if url.startswith("sqlite"):
         path = url[len("sqlite:///") :]
         with sqlite3.connect(path) as conn:

@@ -245,20 +245,22 @@ def test_plain_string_input_fills_a_one_argument_tool(mode: str) -> None:
 
 
 def test_text_invalid_reply_then_recovery(mode: str) -> None:
-    model, agent = agent_for(["I think the answer is 4.", answer("text", "4")], "text")
+    model, agent = agent_for(["Action:", answer("text", "4")], "text")
     out = run(agent, "2+2?", mode)
     assert out["status"] == "answered" and out["answer"] == "4"
     invalid = out["steps"][0]
     assert invalid["kind"] == "invalid" and invalid["is_error"] is True
     feedback = model.requests[1].messages[-1].content
-    assert feedback.startswith("Observation: Your reply could not be used: no Action or Final")
+    assert feedback.startswith(
+        "Observation: Your reply could not be used: the Action names no tool"
+    )
     assert "Action: <one of: echo, explode, slow, add>" in feedback
     assert "Final Answer: <the answer>" in feedback
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_three_invalid_replies_end_with_error(protocol: str, mode: str) -> None:
-    bad = "rambling without format" if protocol == "text" else AIMessage(content="")
+    bad = "Action:" if protocol == "text" else AIMessage(content="")
     model, agent = agent_for([bad, bad, bad], protocol)
     out = run(agent, "?", mode)
     assert out["status"] == "error"

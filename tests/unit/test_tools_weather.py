@@ -11,7 +11,7 @@ import httpx
 import pytest
 from langchain_core.tools import ToolException
 
-from tools import http
+from tools import http_client as http
 from tools.weather import compass, describe_weather_code, weather
 
 # --- recorded shapes ---------------------------------------------------------------------------

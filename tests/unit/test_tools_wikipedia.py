@@ -9,7 +9,7 @@ import httpx
 import pytest
 from langchain_core.tools import ToolException
 
-from tools import http
+from tools import http_client as http
 from tools.wikipedia import article_url, plain_text, shorten, wikipedia
 
 INDIA_EXTRACT = (

@@ -12,7 +12,8 @@ or
     Thought: <one bounded line>
     Final Answer: <bounded text>
 
-so every step parses (`graph.protocols.text.reader.parse_react`) into a real tool with well-typed arguments,
+so every step parses (`graph.protocols.text.reader.parse_react`) into a real tool with
+well-typed arguments,
 or into an answer. Each tool is its own alternative, which ties the name to its input schema.
 Every repetition is bounded (string length, array length, digits, nesting), so generation
 always ends, and after the Action Input's closing brace the only thing the grammar allows is
@@ -55,7 +56,11 @@ from functools import lru_cache
 from typing import Any, Literal
 
 ConstrainedDecoding = Literal["auto", "on", "off"]
-CONSTRAINED_DECODING_VALUES: tuple[str, ...] = ("auto", "on", "off")
+from graph.protocols.text.decoding import (  # noqa: E402,F401  re-exported
+    CONSTRAINED_DECODING_VALUES,
+    request_options,
+    use_grammar,
+)
 
 
 @dataclass(frozen=True)
@@ -113,25 +118,6 @@ def grammar_from_schemas(
 @lru_cache(maxsize=64)
 def _grammar_cached(specs: tuple[tuple[str, str], ...], limits: Limits) -> str:
     return grammar_from_schemas([(name, json.loads(params)) for name, params in specs], limits)
-
-
-def use_grammar(setting: str, *, protocol: str, local: bool) -> bool:
-    """Whether a request carries the grammar: only text-protocol requests ever do; `auto` sends
-    it to the embedded llama.cpp server only (another endpoint may reject the field), `on` to
-    any endpoint (one that understands `grammar`, e.g. your own llama.cpp server), `off` never."""
-    if setting not in CONSTRAINED_DECODING_VALUES:
-        raise ValueError(
-            f"constrained_decoding must be one of {', '.join(CONSTRAINED_DECODING_VALUES)}, "
-            f"got {setting!r}"
-        )
-    if protocol != "text" or setting == "off":
-        return False
-    return setting == "on" or local
-
-
-def request_options(grammar: str) -> dict[str, Any]:
-    """Keyword arguments for `model.bind(...)` that put the grammar in the request body."""
-    return {"extra_body": {"grammar": grammar}}
 
 
 def literal(text: str) -> str:
