@@ -1,17 +1,41 @@
-"""Reading a thread back: one row per checkpoint, a state as JSON, the threads in a store."""
+"""Reading a thread back: one row per checkpoint, a state as JSON, the threads in a store.
+
+What happened at a checkpoint is read from what changed since the one before: the messages it
+added (a question, a model step with its tool calls, observations, an answer), a status that
+was set, and the pause it is waiting on. That depends only on the standard LangChain message
+types, not on the loop's bookkeeping, so old threads keep reading well as the graph evolves.
+
+Nothing here imports LangChain or LangGraph (messages are read through their public
+attributes), so `react-agent` loads this module cheaply.
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from contextlib import aclosing
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.messages import BaseMessage, HumanMessage
-from langgraph.types import StateSnapshot
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+    from langgraph.types import StateSnapshot
 
-from graph.cli.render import excerpt, show_input
-from graph.state import flat
+AGENT_MARK = "react_agent"  # response_metadata key on the agent's own notes to the model
+TERMINAL = ("answered", "max_steps", "stuck", "timeout", "error")
+
+
+def excerpt(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters, the cut marked with an ellipsis."""
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def show_input(value: Any) -> str:
+    """Tool arguments as compact JSON (a plain string as it is)."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 @dataclass(frozen=True)
@@ -21,6 +45,11 @@ class HistoryRow:
     checkpoint_id: str
     next: tuple[str, ...]
     summary: str
+    created_at: str | None = None
+    parent_checkpoint_id: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "next": list(self.next)}
 
 
 def history_rows(snapshots: Sequence[StateSnapshot]) -> list[HistoryRow]:
@@ -30,13 +59,16 @@ def history_rows(snapshots: Sequence[StateSnapshot]) -> list[HistoryRow]:
     for index, snapshot in enumerate(ordered):
         previous = ordered[index - 1] if index else None
         node = _writer(snapshot, previous)
+        parent = (snapshot.parent_config or {}).get("configurable", {})
         rows.append(
             HistoryRow(
                 step=int((snapshot.metadata or {}).get("step", -1)),
                 node=node,
                 checkpoint_id=snapshot.config["configurable"]["checkpoint_id"],
                 next=tuple(snapshot.next),
-                summary=summarize(node, flat(snapshot.values or {})),
+                summary=summarize(node, snapshot, previous),
+                created_at=snapshot.created_at,
+                parent_checkpoint_id=parent.get("checkpoint_id"),
             )
         )
     return rows
@@ -54,73 +86,157 @@ def _writer(snapshot: StateSnapshot, previous: StateSnapshot | None) -> str:
     return ",".join(names) or "-"
 
 
-def summarize(node: str, values: dict[str, Any]) -> str:
+def summarize(node: str, snapshot: StateSnapshot, previous: StateSnapshot | None) -> str:
     """What happened at this checkpoint, in one line."""
     if node == "input":
         return "new input"
-    if node == "__start__":
-        question = last_question(values.get("messages", []))
-        return f"question: {excerpt(question, 200)}" if question else ""
-    if node == "think":
-        decision = values.get("decision")
-        thought = values.get("thought") or ""
-        prefix = f"Thought: {excerpt(thought, 120)} " if thought else ""
-        if decision == "act":
-            calls = ", ".join(
-                f"{c['name']}({excerpt(show_input(c['args']), 120)})"
-                for c in values.get("pending", [])
+    values = snapshot.values or {}
+    before = (previous.values or {}) if previous is not None else {}
+    known = {m.id for m in before.get("messages", []) if getattr(m, "id", None)}
+    fresh = [m for m in values.get("messages", []) if not m.id or m.id not in known]
+    parts = [text for text in (_describe(m) for m in fresh) if text]
+    status = values.get("status")
+    said = any(part.startswith("Final Answer:") for part in parts)
+    if status in TERMINAL and (node == "finish" or (status != before.get("status") and not said)):
+        detail = values.get("error") if status == "error" else values.get("answer")
+        parts.append(f"{status}: {excerpt(detail or '', 200)}")
+    for pause in snapshot.interrupts or ():
+        parts.append(f"waiting for approval: {_paused_calls(pause.value)}")
+    return "; ".join(parts)
+
+
+def _describe(message: Any) -> str:
+    kind = getattr(message, "type", "")
+    text = _text(message)
+    if kind == "human":
+        if (getattr(message, "response_metadata", None) or {}).get(AGENT_MARK):
+            return f"note to the model: {excerpt(text, 160)}" if text else ""
+        return f"question: {excerpt(text, 200)}"
+    if kind == "ai":
+        calls = getattr(message, "tool_calls", None) or []
+        thought = f"Thought: {excerpt(text, 120)} " if text and calls else ""
+        if calls:
+            shown = ", ".join(
+                f"{c.get('name')}({excerpt(show_input(c.get('args')), 120)})" for c in calls
             )
-            return f"{prefix}→ Action: {calls}"
-        if decision == "answer":
-            return f"{prefix}→ Final Answer: {excerpt(values.get('answer') or '', 200)}"
-        if decision == "invalid":
-            return f"invalid reply: {values.get('error')}"
-        if decision == "error":
-            return f"error: {values.get('error')}"
-        return f"decision: {decision}"
-    if node.startswith("act"):
-        number = values.get("iteration", 0) + 1  # observe has not counted this step yet
-        done = [s for s in values.get("steps", []) if s.get("step") == number]
-        return (
-            "; ".join(
-                f"{s['tool']} → {excerpt(s.get('observation') or '', 160)}"
-                + (" (error)" if s.get("is_error") else "")
-                for s in done
-            )
-            or "tool calls"
-        )
-    if node == "observe":
-        number = values.get("iteration")
-        fresh = [s for s in values.get("steps", []) if s.get("step") == number]
-        shown = "; ".join(f"Observation: {excerpt(s.get('observation') or '', 160)}" for s in fresh)
-        return f"{shown} → {values.get('decision')}" if shown else f"→ {values.get('decision')}"
-    if node == "finish":
-        status = values.get("status")
-        detail = values.get("answer") if status != "error" else values.get("error")
-        return f"{status}: {excerpt(detail or '', 200)}"
+            return f"{thought}→ Action: {shown}"
+        if getattr(message, "invalid_tool_calls", None):
+            return "invalid tool call"
+        return f"Final Answer: {excerpt(text, 200)}" if text else ""
+    if kind == "tool":
+        failed = " (error)" if getattr(message, "status", "") == "error" else ""
+        return f"{getattr(message, 'name', None) or 'tool'} → {excerpt(text, 160)}{failed}"
     return ""
 
 
-def last_question(messages: Sequence[BaseMessage]) -> str:
+def _text(message: Any) -> str:
+    text = getattr(message, "text", None)
+    if isinstance(text, str):  # a property on current langchain_core (a str subclass)
+        return str(text)
+    if callable(text):  # a method on older versions
+        return str(text())
+    content = getattr(message, "content", "")
+    return content if isinstance(content, str) else json.dumps(content, default=str)
+
+
+def _paused_calls(value: Any) -> str:
+    requests = value.get("action_requests") if isinstance(value, dict) else None
+    if not isinstance(requests, list):
+        return excerpt(show_input(value), 160)
+    return ", ".join(
+        f"{r.get('name')}({excerpt(show_input(r.get('args')), 120)})"
+        for r in requests
+        if isinstance(r, dict)
+    )
+
+
+def last_question(messages: Sequence[Any]) -> str:
+    """The person's latest question (the agent's own notes to the model are not questions)."""
     for message in reversed(messages):
-        if isinstance(message, HumanMessage) and not message.response_metadata.get("react_agent"):
-            return message.text
+        metadata = getattr(message, "response_metadata", None) or {}
+        if getattr(message, "type", "") == "human" and not metadata.get(AGENT_MARK):
+            return _text(message)
     return ""
 
 
-def state_as_json(values: dict[str, Any]) -> str:
-    """The full state, with messages as plain dicts, for `react-agent show`."""
-    plain = flat(values)
-    plain.pop("run", None)
-    plain["messages"] = [_message_dict(m) for m in values.get("messages", [])]
-    plain.pop("remaining_steps", None)
-    return json.dumps(plain, ensure_ascii=False, default=str, indent=2)
+def pending_calls(messages: Sequence[Any]) -> list[dict[str, Any]]:
+    """Tool calls of the latest model step that have no observation yet (what `replay --input`
+    can replace)."""
+    answered = {getattr(m, "tool_call_id", None) for m in messages if m.type == "tool"}
+    for message in reversed(messages):
+        if message.type == "ai":
+            calls = getattr(message, "tool_calls", None) or []
+            return [
+                {"id": c.get("id"), "name": c.get("name"), "args": c.get("args")}
+                for c in calls
+                if c.get("id") not in answered
+            ]
+    return []
 
 
-def _message_dict(message: BaseMessage) -> dict[str, Any]:
+def state_as_dict(values: dict[str, Any]) -> dict[str, Any]:
+    """The full state, with messages as plain dicts and the calls still to run, for `show`."""
+    plain = {k: v for k, v in values.items() if k not in ("remaining_steps", "messages")}
+    messages = values.get("messages", [])
+    plain["messages"] = [_message_dict(m) for m in messages]
+    plain["pending"] = pending_calls(messages)
+    return plain
+
+
+def state_as_json(values: dict[str, Any], *, indent: int | None = 2) -> str:
+    return json.dumps(state_as_dict(values), ensure_ascii=False, default=str, indent=indent)
+
+
+def _message_dict(message: Any) -> dict[str, Any]:
     data: dict[str, Any] = {"type": message.type, "content": message.content, "id": message.id}
-    for key in ("tool_calls", "tool_call_id", "name", "status"):
+    for key in ("tool_calls", "invalid_tool_calls", "tool_call_id", "name", "status"):
         value = getattr(message, key, None)
         if value:
             data[key] = value
     return data
+
+
+class _Lenient:
+    """A serializer that reads what it can and turns an unreadable blob into None, so one
+    damaged checkpoint does not hide every other thread while the store is scanned."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.failures = 0
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        return self.inner.dumps_typed(obj)
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        try:
+            return self.inner.loads_typed(data)
+        except Exception:
+            self.failures += 1
+            return None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+async def thread_ids(saver: BaseCheckpointSaver, limit: int) -> list[tuple[str, str | None]]:
+    """Up to `limit` thread ids with the time of their latest checkpoint, newest first.
+
+    The scan reads checkpoints only for their thread and time, so it reads them leniently
+    (`serde` is the saver's public serializer attribute, restored afterwards); reading a
+    thread's state for real is left to the caller, one thread at a time.
+    """
+    strict = saver.serde
+    saver.serde = _Lenient(strict)  # type: ignore[assignment]
+    seen: dict[str, str | None] = {}
+    try:
+        async with aclosing(saver.alist(None)) as listing:
+            async for item in listing:
+                thread = item.config["configurable"]["thread_id"]
+                if thread not in seen:
+                    checkpoint = item.checkpoint if isinstance(item.checkpoint, dict) else {}
+                    seen[thread] = checkpoint.get("ts")
+                    if len(seen) >= limit:
+                        break
+    finally:
+        saver.serde = strict
+    return list(seen.items())
