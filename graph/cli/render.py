@@ -1,52 +1,72 @@
-"""Terminal rendering of the agent's step events (the `custom` stream)."""
+"""Terminal rendering of the agent's step events (the `custom` stream).
+
+Event text comes from the model and the tools, so it is never parsed as markup: on a terminal
+each line is a Rich `Text` (style from us, characters from them), elsewhere plain text. Tool
+input is one JSON document with hiding characters escaped; free text (thoughts, answers) keeps
+its newlines but not its escape sequences.
+"""
 
 from __future__ import annotations
 
-import json
-from typing import Any
+import sys
+from typing import IO, Any
 
-from rich.console import Console
-from rich.markup import escape
+from graph.cli.output import is_terminal, visible, visible_json
+from graph.persistence.history import excerpt
 
 EXCERPT = 600
 
 
-def excerpt(text: str, limit: int = EXCERPT) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+class Lines:
+    """Writes labelled lines: styled on a terminal, plain otherwise, never markup."""
 
+    def __init__(self, stream: IO[str] | None = None) -> None:
+        self.stream = stream or sys.stdout
+        self.console = None
+        if is_terminal(self.stream):
+            from rich.console import Console
 
-def show_input(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False)
+            self.console = Console(
+                file=self.stream, highlight=False, soft_wrap=True, emoji=False, markup=False
+            )
+
+    def write(self, label: str, style: str, text: str) -> None:
+        if self.console is None:
+            self.stream.write(f"{label} {text}\n")
+            self.stream.flush()
+            return
+        from rich.text import Text
+
+        line = Text()
+        line.append(label, style=style)
+        line.append(" " + text)
+        self.console.print(line)
 
 
 class StepPrinter:
     """Prints thought, action, observation and answer lines as the events arrive."""
 
-    def __init__(self, console: Console, *, quiet: bool = False) -> None:
-        self.console = console
+    def __init__(self, lines: Lines | None = None, *, quiet: bool = False) -> None:
+        self.lines = lines or Lines()
         self.quiet = quiet
 
-    def event(self, event: dict[str, Any]) -> None:
+    def event(self, event: Any) -> None:
         if self.quiet or not isinstance(event, dict):
             return
         kind = event.get("event")
-        text = escape(str(event.get("text") or ""))
+        text = visible(str(event.get("text") or ""), multiline=True)
         if kind == "thought":
-            self.console.print(f"[bold magenta]Thought:[/] {text}")
+            self.lines.write("Thought:", "bold magenta", text)
         elif kind == "action":
-            shown = escape(show_input(event.get("input")))
-            self.console.print(f"[bold cyan]Action:[/] {escape(str(event.get('tool')))} {shown}")
+            shown = visible_json(event.get("input"))
+            self.lines.write("Action:", "bold cyan", f"{visible(event.get('tool'))} {shown}")
         elif kind == "observation":
-            style = "red" if event.get("is_error") else "green"
-            self.console.print(
-                f"[bold {style}]Observation:[/] {escape(excerpt(str(event.get('text') or '')))}"
-            )
+            style = "bold red" if event.get("is_error") else "bold green"
+            self.lines.write("Observation:", style, excerpt(text, EXCERPT))
         elif kind == "fallback":
-            self.console.print(f"[yellow]Note:[/] {text}")
+            self.lines.write("Note:", "yellow", text)
         elif kind == "answer":
-            self.console.print(f"[bold]Final Answer:[/] {text}")
-        elif kind == "final" and event.get("status") in ("max_steps", "stuck"):
-            self.console.print(f"[bold yellow]Stopped:[/] {escape(str(event.get('answer')))}")
+            self.lines.write("Final Answer:", "bold", text)
+        elif kind == "final" and event.get("status") in ("max_steps", "stuck", "timeout"):
+            answer = visible(str(event.get("answer") or ""), multiline=True)
+            self.lines.write("Stopped:", "bold yellow", answer)

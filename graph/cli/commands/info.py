@@ -1,0 +1,131 @@
+"""Commands that describe the set-up without running anything: `config` and `tools`.
+
+`config` must start fast (no LangChain, no LangGraph, no tool modules), so listing the tools, which
+imports every tool module and may start MCP servers, is its own command.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+from collections.abc import Iterator
+from typing import Annotated, Any
+
+import typer
+
+from graph.cli import options as o
+from graph.cli.guard import run_command
+from graph.cli.output import json_lines, say, visible, visible_json
+
+MCP_CONFIG_VARIABLE = "REACT_AGENT_MCP_CONFIG"
+
+
+def config() -> None:
+    """Show the effective configuration (never the API key) and where state is stored."""
+
+    def body() -> None:
+        from graph.cli.locations import store_url
+        from graph.redaction import redact
+        from graph.settings import resolve_context
+
+        ctx = resolve_context()
+        for name, value in ctx.model_dump().items():
+            print(f"{name:18} {visible(redact(value))}")  # URLs can carry credentials
+        print(f"{'checkpointer':18} {visible(redact(store_url()))}")
+
+    run_command(body)
+
+
+def tools(
+    names: Annotated[
+        str | None,
+        typer.Option(
+            "--tools", help="Comma-separated tool names or module:attribute (REACT_AGENT_TOOLS)."
+        ),
+    ] = None,
+    mcp_config: o.McpConfig = None,
+    as_json: o.JsonLines = False,
+) -> None:
+    """Every tool a run gets with this configuration: name, source and JSON argument schema."""
+
+    def body() -> None:
+        from graph.settings import resolve_context
+
+        ctx = resolve_context(o.given(tools=names))
+        records = list(_builtin_and_imported(ctx.tools))
+        path = mcp_config or os.environ.get(MCP_CONFIG_VARIABLE, "").strip() or None
+        if path:
+            records += _mcp_records(path, [record["name"] for record in records])
+        if as_json:
+            json_lines(records)
+            return
+        for record in records:
+            print(f"{visible(record['name'])}  ({visible(record['source'])})")
+            for line in str(record.get("description") or "").strip().splitlines():
+                print(f"    {visible(line)}")
+            print(f"    schema: {visible_json(record['schema'])}")
+
+    run_command(body)
+
+
+def _builtin_and_imported(names: list[str] | None) -> Iterator[dict[str, Any]]:
+    from graph.tooling.registry import import_tools, registry_tools
+
+    for name in names or [None]:  # no names: every built-in tool
+        if name is not None and ":" in name:
+            found, source = import_tools(name), name
+        else:
+            found, source = registry_tools([name] if name else None), "built-in"
+        for tool in found:
+            yield _record(tool, source)
+
+
+def _record(tool: Any, source: str) -> dict[str, Any]:
+    return {
+        "name": tool.name,
+        "source": source,
+        "description": tool.description,
+        "schema": _schema(tool),
+    }
+
+
+def _schema(tool: Any) -> dict[str, Any]:
+    """The arguments' JSON schema, as the model is shown it (function `parameters`: without the
+    top-level title and description, which are the tool's name and description)."""
+    return _schema_dict(tool.tool_call_schema)
+
+
+def _schema_dict(schema: Any) -> dict[str, Any]:
+    if schema is None:
+        return {}
+    if not isinstance(schema, dict):
+        schema = (
+            schema.model_json_schema()
+            if hasattr(schema, "model_json_schema")
+            else schema.schema()  # a pydantic v1 model
+        )
+    return {k: v for k, v in schema.items() if k not in ("title", "description")}
+
+
+def _mcp_records(path: str, taken: list[str]) -> list[dict[str, Any]]:
+    """The tools of the MCP servers in `path` (their servers started, then stopped), named as
+    the registry names them: `taken` names make a clashing MCP tool take its server's prefix."""
+    if importlib.util.find_spec("tools.mcp") is None:
+        say(f"note: this installation has no MCP support (tools.mcp), so {path} was not read.")
+        return []
+    mcp = importlib.import_module("tools.mcp")
+    try:
+        found = mcp.describe(path, reserved=tuple(taken))
+    finally:
+        mcp.close_all()
+    return [
+        {
+            "name": item["name"],
+            "source": f"mcp:{item['server']}",
+            "description": item.get("description") or "",
+            "schema": _schema_dict(item.get("schema")),
+            "mcp_name": item.get("mcp_name"),
+        }
+        for item in found
+    ]

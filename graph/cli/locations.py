@@ -1,0 +1,30 @@
+"""Where the command line keeps its checkpoints, worked out without importing a saver.
+
+`graph.persistence.savers.default_url` gives the same answer, but importing that module loads
+LangGraph (about half a second), which `react-agent config` must not pay just to print a path.
+A test keeps the two in step.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def state_dir() -> Path:
+    explicit = os.environ.get("REACT_AGENT_STATE_DIR", "").strip()
+    if explicit:
+        return Path(explicit).expanduser()
+    base = os.environ.get("XDG_STATE_HOME", "").strip() or "~/.local/state"
+    return Path(base).expanduser() / "react-agent"
+
+
+def store_url(given: str | None = None) -> str:
+    """The checkpointer URL a command uses: `--checkpointer`, REACT_AGENT_CHECKPOINTER, or the
+    SQLite file under the state folder."""
+    if given:
+        return given
+    return (
+        os.environ.get("REACT_AGENT_CHECKPOINTER", "").strip()
+        or f"sqlite:///{state_dir() / 'checkpoints.sqlite'}"
+    )

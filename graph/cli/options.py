@@ -1,0 +1,99 @@
+"""The options the commands share, the exit statuses, and checks of what the user typed.
+
+Kept free of heavy imports (only Typer): every command's signature is built from these when the
+command line starts, including for `--help`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+# One exit status per way a command can end, documented in the README.
+EXIT = {"answered": 0, "error": 1, "usage": 2, "max_steps": 3, "stuck": 3, "paused": 4, "busy": 5}
+
+
+class Stop(Exception):
+    """Leave a command with a message on stderr (printed as `error: ...` when `code` is not 0,
+    unless empty) and an exit status."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+Thread = Annotated[str | None, typer.Option("--thread", "-t", help="Thread id to continue.")]
+ThreadRequired = Annotated[str, typer.Option("--thread", "-t", help="Thread id.")]
+CheckpointId = Annotated[
+    str, typer.Option("--checkpoint", "-c", help="Checkpoint id (see `history`).")
+]
+Model = Annotated[str | None, typer.Option(help="Model name (REACT_AGENT_MODEL).")]
+BaseUrl = Annotated[
+    str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (OPENAI_BASE_URL).")
+]
+ProtocolOpt = Annotated[
+    str | None, typer.Option(help="native, text or auto (REACT_AGENT_PROTOCOL).")
+]
+MaxSteps = Annotated[
+    int | None, typer.Option("--max-steps", help="Most iterations (REACT_AGENT_MAX_STEPS).")
+]
+Tools = Annotated[
+    str | None,
+    typer.Option(help="Comma-separated tool names or module:attribute (REACT_AGENT_TOOLS)."),
+]
+Approve = Annotated[
+    str | None,
+    typer.Option(help="Tools that need your approval before each call (REACT_AGENT_APPROVE)."),
+]
+Checkpointer = Annotated[
+    str | None,
+    typer.Option(
+        help="memory, sqlite:///file.sqlite or postgresql://... (REACT_AGENT_CHECKPOINTER; "
+        "default: a SQLite file under the state folder)."
+    ),
+]
+AsJson = Annotated[bool, typer.Option("--json", help="Print the final result as JSON only.")]
+JsonLines = Annotated[
+    bool, typer.Option("--json", help="Print JSON Lines: one JSON object per line.")
+]
+McpConfig = Annotated[
+    str | None,
+    typer.Option(
+        "--mcp-config", help="MCP servers file whose tools to list (REACT_AGENT_MCP_CONFIG)."
+    ),
+]
+
+
+def given(**options: Any) -> dict[str, Any]:
+    """The options the user actually gave, as AgentContext fields."""
+    return {key: value for key, value in options.items() if value is not None}
+
+
+def thread_id(value: str | None) -> str | None:
+    """A `--thread` value, refused when empty: an empty id would silently start a new thread
+    (or name none), which is never what the user meant."""
+    if value is not None and not value.strip():
+        raise Stop(
+            "--thread needs a thread id (see `react-agent threads`); leave it out to start a "
+            "new thread.",
+            EXIT["usage"],
+        )
+    return value
+
+
+def question(text: str) -> str:
+    """The question, refused when there is nothing in it (a model call would be wasted)."""
+    if not text.strip():
+        raise Stop(
+            'The question is empty; pass the question or task as text, e.g. react-agent ask "What '
+            'is 17 * 23?".',
+            EXIT["usage"],
+        )
+    return text
+
+
+def positive(name: str, value: int) -> int:
+    if value < 1:
+        raise Stop(f"{name} must be at least 1, got {value}.", EXIT["usage"])
+    return value
