@@ -31,17 +31,26 @@ def cli_env(base_url: str, state_dir: Path, **extra: str) -> dict[str, str]:
 
 
 def run_cli(
-    *args: str, env: dict[str, str], stdin: str | None = None, timeout: float = 60
+    *args: str,
+    env: dict[str, str],
+    stdin: str | bytes | None = None,
+    timeout: float = 60,
+    command: list[str] | None = None,
 ) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [CLI, *args],
+    """One run of the command (`command` replaces the `react-agent` script, e.g. with
+    `[python, "-m", "graph.cli"]`). Output is text, decoded strictly as UTF-8 so a test sees
+    any invalid byte the CLI writes; `stdin` may be bytes (to send invalid UTF-8)."""
+    done = subprocess.run(
+        [*(command or [CLI]), *args],
         env=env,
-        input=stdin if stdin is not None else "",
+        input=stdin.encode() if isinstance(stdin, str) else (stdin or b""),
         capture_output=True,
-        text=True,
         timeout=timeout,
         check=False,
         cwd=REPO,
+    )
+    return subprocess.CompletedProcess(
+        done.args, done.returncode, done.stdout.decode(), done.stderr.decode()
     )
 
 
