@@ -1,4 +1,4 @@
-"""Table-driven tests for the text ReAct parser (``graph.parser.parse_react``).
+"""Table-driven tests for the text ReAct parser (``graph.protocols.text.reader.parse_react``).
 
 Written from the specification, independently of the implementation. Cases are grouped
 by rule; where the specification fixes a value the exact value is asserted, and details it
@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graph.parser import ReactStep, parse_react
+from graph.protocols.text.reader import ReactStep, parse_react
 
 KINDS = {"action", "final", "error"}
 
@@ -906,8 +906,7 @@ NOISE_CASES = [
 ERROR_CASES = [
     pytest.param("", err(), id="10-empty"),
     pytest.param("   \n\t \r\n ", err(), id="10-whitespace-only"),
-    pytest.param("The answer is 42.", err(), id="10-plain-prose"),
-    pytest.param("北京今天晴，23.4°C。", err(), id="10-plain-prose-zh"),
+    # A reply without any label is plainly an answer (issue 12, class 10): see the next group.
     pytest.param(
         "Thought: I am still thinking about it.\nMaybe I should search.",
         err(),
@@ -919,6 +918,15 @@ ERROR_CASES = [
     pytest.param("Thought: hmm\nAction Input: cats", err(), id="10-thought-and-action-input-only"),
     pytest.param("Final Answer:", err(), id="10-empty-final-answer"),
     pytest.param("Thought: done\r\nFinal Answer: \r\n", err(), id="10-empty-final-answer-crlf"),
+]
+
+
+# --------------------------------------------------------------------------- unlabeled replies
+
+UNLABELED_CASES = [
+    pytest.param("The answer is 42.", fin("The answer is 42.", thought=""), id="10-plain-prose"),
+    pytest.param("北京今天晴，23.4°C。", fin("北京今天晴，23.4°C。"), id="10-plain-prose-zh"),
+    pytest.param("Let me look that up:", err(), id="10-plain-prose-announcing-a-step"),
 ]
 
 
@@ -934,6 +942,7 @@ ALL_CASES = (
     + THOUGHT_CASES
     + NOISE_CASES
     + ERROR_CASES
+    + UNLABELED_CASES
 )
 
 
