@@ -33,7 +33,7 @@ def preflight(settings: dict[str, Any]) -> None:
     from graph.tooling.registry import registry_tools
 
     ctx = resolve_context(settings)
-    registry_tools(ctx.tools)
+    registry_tools(ctx.tools, ctx.mcp_config)
     resolve_model(ctx)
 
 
@@ -46,7 +46,8 @@ class Session:
 
         options = dict(settings)
         if "tools" in options:  # names on the command line, tool objects for build_graph
-            options["tools"] = registry_tools(resolve_context(settings).tools)
+            ctx = resolve_context(settings)
+            options["tools"] = registry_tools(ctx.tools, ctx.mcp_config)
         self.agent = build_graph(checkpointer=saver, **options)
         self.saver = saver
         self.url = url

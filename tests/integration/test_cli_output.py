@@ -145,17 +145,20 @@ def test_tools_lists_mcp_tools_with_their_server(env: dict[str, str], tmp_path: 
     config = tmp_path / "mcp.json"
     server = {"command": sys.executable, "args": [str(TOOLBOX)]}
     config.write_text(json.dumps({"mcpServers": {"box": server}}))
-    done = run_cli(
-        "tools",
-        "--tools",
-        "calculator",
-        "--json",
-        env={**env, "REACT_AGENT_MCP_CONFIG": str(config)},
-    )
-    assert done.returncode == 0, done.stderr
-    records = {r["name"]: r for r in map(json.loads, done.stdout.splitlines())}
+    with_mcp = {**env, "REACT_AGENT_MCP_CONFIG": str(config)}
+    everything = run_cli("tools", "--json", env=with_mcp)  # every built-in and MCP tool
+    assert everything.returncode == 0, everything.stderr
+    records = {r["name"]: r for r in map(json.loads, everything.stdout.splitlines())}
     assert records["calculator"]["source"] == "built-in"
-    assert records["echo"]["source"] == "mcp:box"
+    assert records["echo"]["source"] == "mcp:box" and records["echo"]["mcp_name"] == "echo"
     assert records["echo"]["schema"]["properties"]["text"]["type"] == "string"
+    assert records["math_mul"]["mcp_name"] == "math.mul"
+
+    chosen = run_cli("tools", "--tools", "echo,calculator", "--mcp-config", str(config), env=env)
+    assert chosen.returncode == 0, chosen.stderr
+    assert [line for line in chosen.stdout.splitlines() if not line.startswith(" ")] == [
+        "echo  (mcp:box)",
+        "calculator  (built-in)",
+    ]
     missing = run_cli("tools", "--mcp-config", str(tmp_path / "none.json"), env=env)
     assert missing.returncode == 2 and missing.stderr.startswith("error: ")

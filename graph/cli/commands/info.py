@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import os
-from collections.abc import Iterator
 from typing import Annotated, Any
 
 import typer
@@ -17,8 +15,6 @@ import typer
 from graph.cli import options as o
 from graph.cli.guard import run_command
 from graph.cli.output import json_lines, say, visible, visible_json
-
-MCP_CONFIG_VARIABLE = "REACT_AGENT_MCP_CONFIG"
 
 
 def config() -> None:
@@ -52,11 +48,9 @@ def tools(
     def body() -> None:
         from graph.settings import resolve_context
 
-        ctx = resolve_context(o.given(tools=names))
-        records = list(_builtin_and_imported(ctx.tools))
-        path = mcp_config or os.environ.get(MCP_CONFIG_VARIABLE, "").strip() or None
-        if path:
-            records += _mcp_records(path, [record["name"] for record in records])
+        ctx = resolve_context(o.given(tools=names, mcp_config=mcp_config))
+        served = _mcp_records(ctx.mcp_config) if ctx.mcp_config else []
+        records = _listed(ctx.tools, served)
         if as_json:
             json_lines(records)
             return
@@ -69,16 +63,25 @@ def tools(
     run_command(body)
 
 
-def _builtin_and_imported(names: list[str] | None) -> Iterator[dict[str, Any]]:
+def _listed(names: list[str] | None, served: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The tools as `graph.tooling.registry.registry_tools` picks them: no names means every
+    built-in and every MCP tool; a name is an import path, an MCP tool or a built-in tool; each
+    name once (a later tool of the same name wins, as in the registry)."""
     from graph.tooling.registry import import_tools, registry_tools
 
-    for name in names or [None]:  # no names: every built-in tool
-        if name is not None and ":" in name:
-            found, source = import_tools(name), name
-        else:
-            found, source = registry_tools([name] if name else None), "built-in"
-        for tool in found:
-            yield _record(tool, source)
+    if not names:
+        chosen = [_record(tool, "built-in") for tool in registry_tools(None)] + served
+    else:
+        by_name = {record["name"]: record for record in served}
+        chosen = []
+        for name in names:
+            if ":" in name:
+                chosen += [_record(tool, name) for tool in import_tools(name)]
+            elif name in by_name:
+                chosen.append(by_name[name])
+            else:
+                chosen += [_record(tool, "built-in") for tool in registry_tools([name])]
+    return list({record["name"]: record for record in chosen}.values())
 
 
 def _record(tool: Any, source: str) -> dict[str, Any]:
@@ -108,15 +111,15 @@ def _schema_dict(schema: Any) -> dict[str, Any]:
     return {k: v for k, v in schema.items() if k not in ("title", "description")}
 
 
-def _mcp_records(path: str, taken: list[str]) -> list[dict[str, Any]]:
+def _mcp_records(path: str) -> list[dict[str, Any]]:
     """The tools of the MCP servers in `path` (their servers started, then stopped), named as
-    the registry names them: `taken` names make a clashing MCP tool take its server's prefix."""
+    the registry names them."""
     if importlib.util.find_spec("tools.mcp") is None:
         say(f"note: this installation has no MCP support (tools.mcp), so {path} was not read.")
         return []
     mcp = importlib.import_module("tools.mcp")
     try:
-        found = mcp.describe(path, reserved=tuple(taken))
+        found = mcp.describe(path)
     finally:
         mcp.close_all()
     return [
