@@ -144,14 +144,15 @@ def test_history_show_and_replay(
     args = ["--thread", thread, "--checkpointer", store]
     assert run_cli("ask", "tick", *args, "--tools", TOOLS, env=env).returncode == 0
 
-    listing = run_cli("history", *args, env=env)
+    listing = run_cli("history", *args, "--json", env=env)
     assert listing.returncode == 0, listing.stderr
-    rows = [line for line in listing.stdout.splitlines() if line.startswith("│")]
-    nodes = [row.split("│")[2].strip() for row in rows]
+    rows = [json.loads(line) for line in listing.stdout.splitlines()]
+    nodes = [row["node"] for row in rows]
     assert nodes == ["input", "__start__", "think", "act", "observe", "think", "finish"]
-    assert "question: tick" in rows[1] and 'Action: tick({"label": "first"})' in rows[2]
-    assert "tick → ticked first" in rows[3] and "answered: Ticked first." in rows[6]
-    before_act = rows[2].split("│")[3].strip()
+    summaries = [row["summary"] for row in rows]
+    assert "question: tick" in summaries[1] and 'Action: tick({"label": "first"})' in summaries[2]
+    assert "tick → ticked first" in summaries[3] and "answered: Ticked first." in summaries[6]
+    before_act = rows[2]["checkpoint_id"]
 
     shown = run_cli("show", *args, "--checkpoint", before_act, env=env)
     assert shown.returncode == 0, shown.stderr
