@@ -144,7 +144,9 @@ def test_every_environment_variable_is_declared_once() -> None:
 
 def test_the_readme_configuration_table_matches_the_declaration() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    table = set(re.findall(r"^\|\s*`((?:REACT_AGENT|OPENAI)_[A-Z0-9_]+)`", readme, re.M))
+    section = readme[readme.index("## Configuration") :]
+    section = section[: section.index("\n## ", 1)]
+    table = set(re.findall(r"\|\s*`((?:REACT_AGENT|OPENAI)_[A-Z0-9_]+)`\s*\|", section))
     declared = set(ENV_VARS.values()) | {v.name for v in ENVIRONMENT}
     assert sorted(declared - table) == [], "document these in the README's configuration table"
     assert sorted(table - declared) == [], "the README documents variables nobody reads"
