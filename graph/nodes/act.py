@@ -27,6 +27,7 @@ def make_act(b: Bindings) -> tuple[Any, Any]:
         return _written(payload, run_tool_call_sync(call, tools, ctx.tool_timeout, config), ctx)
 
     async def aact(payload: ActInput, config: RunnableConfig) -> dict[str, Any]:
+        await b.atools(b.context(get_runtime().context))  # a resume may start here
         ctx, tools, call = _setup(b, payload)
         result = await run_tool_call(call, tools, ctx.tool_timeout, config)
         return _written(payload, result, ctx)

@@ -4,6 +4,7 @@ the operator's settings, and small bounded caches of the work every step would o
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections.abc import Callable, Hashable, Mapping, Sequence
@@ -39,6 +40,7 @@ class Bindings:
         self.load_tools = load_tools
         self._contexts = LRU(64)
         self._bound = LRU(64)
+        self._tools = LRU(16)
 
     def context(self, run_context: Any) -> AgentContext:
         """The run's validated settings (raises ConfigError with one sentence)."""
@@ -55,9 +57,19 @@ class Bindings:
         )
 
     def tools(self, ctx: AgentContext) -> list[BaseTool]:
+        """The run's tools, loaded once per selection (MCP servers start on the first load)."""
         if self.fixed_tools is not None:
             return self.fixed_tools
-        return self.load_tools(ctx.tools, ctx.mcp_config)
+        key = (tuple(ctx.tools or ()), ctx.mcp_config)
+        return self._tools.get(key, lambda: self.load_tools(ctx.tools, ctx.mcp_config))
+
+    async def atools(self, ctx: AgentContext) -> list[BaseTool]:
+        """The same, loaded off the event loop the first time: loading reads files and starts
+        MCP servers, which must not block a server's loop (`langgraph dev` refuses it)."""
+        if self.fixed_tools is not None:
+            return self.fixed_tools
+        cached = self._tools.peek((tuple(ctx.tools or ()), ctx.mcp_config))
+        return cached if cached is not None else await asyncio.to_thread(self.tools, ctx)
 
     def is_local(self, ctx: AgentContext) -> bool:
         return self.model is None and factory.wants_local(ctx)

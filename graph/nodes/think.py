@@ -30,6 +30,7 @@ from graph.settings import AgentContext
 from graph.state import AgentState
 from graph.tooling.approval import needs_approval
 from graph.tooling.runner import ArgumentsError, coerce_arguments
+from tools.mcp import MCPServerError
 
 AFTER_THINK = (
     4  # supersteps after think that still end through finish: review, act, observe, finish
@@ -78,6 +79,7 @@ def make_think(b: Bindings) -> tuple[Any, Any]:
         return decide(b, plan, reply)
 
     async def athink(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
+        await _load_tools(b)
         plan = prepare(b, state)
         if plan.done:
             return plan.update
@@ -95,6 +97,12 @@ def make_think(b: Bindings) -> tuple[Any, Any]:
         return decide(b, plan, reply)
 
     return think, athink
+
+
+async def _load_tools(b: Bindings) -> None:
+    """Load the run's tools off the loop first, so `prepare` finds them cached."""
+    with contextlib.suppress(ValueError, ImportError, MCPServerError):  # prepare reports it
+        await b.atools(b.context(get_runtime().context))
 
 
 def _bounds(plan: Plan) -> dict[str, Any]:
@@ -117,7 +125,7 @@ def prepare(b: Bindings, state: AgentState, protocol: str | None = None) -> Plan
         ctx = b.limits(b.context(get_runtime().context))
         tools = b.tools(ctx)
         b.chat_model(ctx)
-    except (ValueError, ImportError) as exc:  # ConfigError, an unknown tool name
+    except (ValueError, ImportError, MCPServerError) as exc:  # settings, tool names, MCP
         return Plan({**update, "status": "error", "error": redact(exc)}, run, done=True)
     remaining = state.get("remaining_steps", 10**6)
     wrap_up = bool(run.get("wrap_up"))

@@ -32,7 +32,8 @@ from tests.support.langgraph_dev import (
     report_failures,
     server_env,
 )
-from tests.support.openai_server import Reply, ScriptedOpenAIServer
+from tests.support.mcp_servers import toolbox, write_config
+from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
 
 pytestmark = pytest.mark.integration
 
@@ -75,12 +76,16 @@ def model_server() -> Iterator[ScriptedOpenAIServer]:
 
 @pytest.fixture(scope="module")
 def dev(
-    model_server: ScriptedOpenAIServer, request: pytest.FixtureRequest
+    model_server: ScriptedOpenAIServer,
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[LangGraphDev]:
+    mcp = write_config(tmp_path_factory.mktemp("mcp") / "mcp.json", {"box": toolbox()})
     env = {
         "OPENAI_BASE_URL": model_server.base_url,
         "OPENAI_API_KEY": "sk-langgraph-dev-test",
         "REACT_AGENT_MODEL": "scripted",
+        "REACT_AGENT_MCP_CONFIG": str(mcp),  # an operator setting: the server's environment
     }
     with langgraph_dev(env) as server, report_failures(request, server):
         yield server
@@ -431,3 +436,19 @@ def test_langgraph_dockerfile_names_the_project(tmp_path: Path) -> None:
     assert "uv pip install --system" in dockerfile and "-e ." in dockerfile
     assert f"--build-context {REPO.name}={REPO}" in done.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["Dockerfile", "langgraph.json"]
+
+
+async def test_mcp_server_tools_run_under_the_server(
+    client: LangGraphClient, script: ScriptedOpenAIServer
+) -> None:
+    """MCP servers named by the operator start lazily inside `langgraph dev` (off its event
+    loop) and their tools run like the built-ins."""
+    script.add(Reply(tool_calls=[ToolCall("echo", {"text": "hi"})]), Reply(content="It said hi."))
+    thread = await new_thread(client)
+    done = await client.runs.wait(
+        thread, "agent", input=ask("echo hi"), context={"protocol": "native"}
+    )
+    assert done["status"] == "answered", done.get("error")
+    assert [s["observation"] for s in done["steps"] if s["kind"] == "action"] == ["echo: hi"]
+    offered = {t["function"]["name"] for t in script.chat_requests[-2].body["tools"]}
+    assert {"echo", "calculator"} <= offered
