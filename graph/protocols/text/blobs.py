@@ -90,8 +90,9 @@ def balanced_end(text: str, start: int) -> int | None:
                 return pos
 
 
-def read_value(text: str, start: int = 0) -> Value | None:
-    """The JSON-like value opening at `start` (a `{` or `[`), read as leniently as is cheap."""
+def read_value(text: str, start: int = 0, *, repair: bool = True) -> Value | None:
+    """The JSON-like value opening at `start` (a `{` or `[`), read as leniently as is cheap;
+    `repair=False` accepts only what JSON or a Python literal reads as is."""
     try:
         value, end = _DECODER.raw_decode(text, start)
         return Value(value, end)
@@ -105,6 +106,8 @@ def read_value(text: str, start: int = 0) -> Value | None:
             return Value(ast.literal_eval(segment), stop)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             pass
+    if not repair:
+        return None
     if len(segment) <= REPAIR_LIMIT and segment.count("{") + segment.count("[") <= _DEPTH_LIMIT:
         try:
             repaired = json_repair.loads(_COMMENT.sub("", segment))

@@ -28,6 +28,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from graph.protocols.text.fences import FENCE_LINE, Fences
+
 THOUGHT, ACTION, INPUT, FINAL, OBSERVATION = "thought", "action", "input", "final", "observation"
 
 # kind, strong, spellings (lower case; a space matches space, "_", "-" or nothing)
@@ -116,15 +118,11 @@ _ANY_CASE = _patterns(re.IGNORECASE)  # when lower-casing would change the text'
 # Labels written in the middle of a line. Read only when no line starts with a decision, and
 # only in the protocol's own spelling, after a space or a sentence end.
 _MIDLINE = re.compile(
-    r"([ \t.!?。！？；])(?=(?:\*\*)?(?:Thought|Action Input|Action|Final Answer"
-    r"|Observation|思考|行动输入|行动|最终答案|观察)(?:\*\*)?[ \t]*[:：])"
+    r"([ \t.!?。！？；])(?=(?:\*\*)?(?:Thought|Action Input|Action|Final Answer|Observation"
+    r"|Tool Input|Tool|思考|行动输入|行动|最终答案|观察)(?:\*\*)?[ \t]*[:：])"
 )
 
-_FENCE_RUN = re.compile(r"`{3,}")
-_FENCE_LINE = re.compile(r"^[ \t]*`{3,}", re.MULTILINE)
 _WALK_LIMIT = 256  # fences walked one by one before the rest are paired by counting
-_FENCE_CLOSE = re.compile(r"^[^\n]*?`{3,}[ \t]*$", re.MULTILINE)
-_INFO_STRING = re.compile(r"[\w+.#-]*[ \t]*$")
 _THINK_UNTIL_LAST_CLOSE = re.compile(r"\A.*</(?:think|thinking)>", re.DOTALL | re.IGNORECASE)
 _THINK_TAG = re.compile(r"</?(?:think|thinking)>", re.IGNORECASE)
 _PAUSE_LINE = re.compile(r"^[ \t]*PAUSE[ \t]*$\n?", re.MULTILINE)
@@ -182,46 +180,6 @@ class Section:
     bare: bool
 
 
-class _Fences:
-    """Finds where a fence opened in a section closes, with one forward search per fence.
-
-    A fence is a run of three or more backticks that starts a line, or ends one (followed at
-    most by an info string, as in `Action: ```json`). A line with an even number of runs holds
-    inline code, not a fence."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self._close_from = -1  # the last closing search: where it started, what it found
-        self._close_at: tuple[int, int] | None = None
-
-    def opener(self, start: int, stop: int) -> int | None:
-        """Where the first fence opened in text[start:stop] begins."""
-        text = self.text
-        pos = start
-        while True:
-            run = _FENCE_RUN.search(text, pos, stop)
-            if run is None:
-                return None
-            line_start = text.rfind("\n", 0, run.start()) + 1
-            line_end = text.find("\n", run.end())
-            line_end = len(text) if line_end == -1 else line_end
-            odd = text.count("```", line_start, line_end) % 2 == 1
-            starts_line = not text[line_start : run.start()].strip()
-            if odd and (starts_line or _INFO_STRING.fullmatch(text, run.end(), line_end)):
-                return run.start()
-            pos = max(line_end, run.end())
-
-    def closer(self, after: int) -> tuple[int, int] | None:
-        """The first line after `after` that ends with a fence: (its start, its end)."""
-        cached = self._close_at
-        if 0 <= self._close_from <= after and (cached is None or cached[0] >= after):
-            return cached
-        match = _FENCE_CLOSE.search(self.text, after)
-        self._close_from = after
-        self._close_at = (match.start(), match.end()) if match else None
-        return self._close_at
-
-
 class Scanner:
     """Finds labels in one text, outside the fences opened after a given position.
 
@@ -235,7 +193,7 @@ class Scanner:
         same = len(lowered) == len(text)
         self._hay = "\n" + (lowered if same else text)  # position p in text is p + 1 here
         self._patterns = _LOWER if same else _ANY_CASE
-        self._fences = _Fences(text)
+        self._fences = Fences(text)
 
     def first(self) -> Label | None:
         """The first label; a fence before any label hides nothing (some models fence their
@@ -262,7 +220,7 @@ class Scanner:
         while label is not None and fenced:
             walked += 1
             if walked > _WALK_LIMIT:  # a degenerate run of fences: pair them by counting
-                if len(_FENCE_LINE.findall(self.text, pos, label.start)) % 2 == 0:
+                if len(FENCE_LINE.findall(self.text, pos, label.start)) % 2 == 0:
                     return label
                 closed = self._fences.closer(label.start)
                 if closed is None:

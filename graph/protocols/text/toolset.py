@@ -18,36 +18,31 @@ to that argument's JSON type. What cannot be shaped is an error naming the argum
 
 from __future__ import annotations
 
-import ast
 import difflib
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.tools import BaseTool
 
-from graph.protocols.text.blobs import INPUT_KEYS, MISSING, TOOL_KEYS, read_object, read_value
+from graph.protocols.text.arguments import (
+    EMPTY_INPUTS,
+    CallArgs,
+    ToolSpec,
+    call_value,
+    convert,
+    from_text,
+    single,
+    typed,
+    unnest,
+    unwrap,
+)
+from graph.protocols.text.blobs import MISSING
 
-_EMPTY_INPUTS = frozenset(("", "none", "null", "n/a", "na", "nil", "()", "无", "空"))
 _KEY = re.compile(r"[\W_]+")
-_CALL = re.compile(r"^(?P<name>[A-Za-z_][\w.]*)[ \t]*\((?P<args>.*)\)$", re.DOTALL)
-_PAIR_SPLIT = re.compile(r"[,;\n]\s*(?=[A-Za-z_]\w*\s*[=:])")
-_PAIR = re.compile(r"^\s*([A-Za-z_]\w*)\s*[=:]\s*(.*?)\s*$", re.DOTALL)
-_FENCED = re.compile(r"\A(`{3,})[^\n`]*\n(?P<body>.*?)\n?[ \t]*\1[ \t]*\Z", re.DOTALL)
-_AST_LIMIT = 20_000
 _DESCRIPTION = re.compile(r"[:：]|\s[-–—]\s")
 _NAMESPACE = re.compile(r"^(?:functions|tools|function|tool)[.:]", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    """A tool's name and the parts of its JSON schema the reader uses."""
-
-    name: str
-    properties: dict[str, dict[str, Any]]
-    required: tuple[str, ...]
 
 
 def _schema_of(tool: Any) -> dict[str, Any]:
@@ -151,11 +146,11 @@ class Toolset:
         if isinstance(raw, CallArgs):
             raw = call_value(raw, spec)
         if isinstance(raw, str):
-            raw = _from_text(unwrap(raw), spec)
-        if raw is MISSING or (isinstance(raw, str) and raw.strip().lower() in _EMPTY_INPUTS):
+            raw = from_text(unwrap(raw), spec)
+        if raw is MISSING or (isinstance(raw, str) and raw.strip().lower() in EMPTY_INPUTS):
             raw = {}
         if isinstance(raw, dict):
-            args = _typed(_unnest(raw, spec), props)
+            args = typed(unnest(raw, spec), props)
             missing = [r for r in spec.required if r not in args]
             if missing:
                 what = "is missing" if not raw else f"lacks {', '.join(map(repr, missing))}"
@@ -163,10 +158,10 @@ class Toolset:
             return args, None
         if not props:
             return {}, None
-        target = _single(spec)
+        target = single(spec)
         if target is None:
             return None, f"the Action Input must be a JSON object: {_needs(spec)}"
-        return {target: _convert(raw, props[target])}, None
+        return {target: convert(raw, props[target])}, None
 
 
 def _needs(spec: ToolSpec) -> str:
@@ -174,143 +169,3 @@ def _needs(spec: ToolSpec) -> str:
         return f"{spec.name} takes no arguments"
     example = {p: f"<{(s or {}).get('type', 'value')}>" for p, s in spec.properties.items()}
     return f"{spec.name} takes {json.dumps(example, ensure_ascii=False)}"
-
-
-def _single(spec: ToolSpec) -> str | None:
-    if len(spec.properties) == 1:
-        return next(iter(spec.properties))
-    return spec.required[0] if len(spec.required) == 1 else None
-
-
-def unwrap(text: str) -> str:
-    """Text without a fence around all of it, surrounding quotes or backticks."""
-    value = text.strip()
-    fenced = _FENCED.match(value) if value.startswith("```") else None
-    if fenced:
-        value = fenced.group("body").strip()
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'`":
-        if value[0] == '"':
-            try:
-                decoded = json.loads(value)
-                if isinstance(decoded, str):
-                    return decoded
-            except ValueError:
-                pass
-        inner = value[1:-1]
-        if value[0] not in inner:
-            return inner.strip()
-    return value
-
-
-def _from_text(text: str, spec: ToolSpec) -> Any:
-    """Arguments written as text: an object, a call, `key=value` pairs, or the text itself."""
-    if text.lower() in _EMPTY_INPUTS:
-        return MISSING
-    obj = read_object(text)
-    if obj is not None:
-        return obj
-    if text[:1] == "[" and (found := read_value(text)) is not None and found.end == len(text):
-        return found.value
-    call = _CALL.match(text)
-    if call is not None:
-        value = call_value(CallArgs(call.group("args")), spec)
-        if not isinstance(value, str):
-            return value
-    pairs = _pairs(text, spec)
-    return pairs if pairs is not None else text
-
-
-@dataclass(frozen=True)
-class CallArgs:
-    """The text between the parentheses of a call written as `name(...)`."""
-
-    text: str
-
-
-def call_value(args: CallArgs, spec: ToolSpec | None) -> Any:
-    """The arguments of `name(...)`: an object, keywords and positions (mapped to the schema's
-    argument order when it is known), or a single literal; the text when none of these."""
-    text = args.text.strip()
-    if not text:
-        return MISSING
-    obj = read_object(text)
-    if obj is not None:
-        return obj
-    try:
-        if len(text) > _AST_LIMIT:
-            raise ValueError(text[:20])
-        call = ast.parse(f"f({text})", mode="eval").body
-        if not isinstance(call, ast.Call):
-            raise ValueError(text[:20])
-        positional = [ast.literal_eval(a) for a in call.args]
-        named = {k.arg: ast.literal_eval(k.value) for k in call.keywords if k.arg}
-    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
-        return text
-    if len(positional) == 1 and not named:
-        value = positional[0]
-        if spec is None or _single(spec) is not None or not isinstance(value, dict):
-            return value
-    order = list(spec.properties) if spec is not None else []
-    if len(positional) > len(order):
-        return text if positional else named
-    return {**dict(zip(order, positional, strict=False)), **named}
-
-
-def _pairs(text: str, spec: ToolSpec) -> dict[str, Any] | None:
-    if not spec.properties or len(text) > 4_000 or ("=" not in text and ":" not in text):
-        return None
-    out: dict[str, Any] = {}
-    for part in _PAIR_SPLIT.split(text):
-        match = _PAIR.match(part)
-        if match is None or match.group(1) not in spec.properties:
-            return None
-        out[match.group(1)] = unwrap(match.group(2).rstrip(","))
-    return out or None
-
-
-def _unnest(args: dict[str, Any], spec: ToolSpec) -> dict[str, Any]:
-    """Arguments wrapped once more: a whole blob, or a generic key around the only argument."""
-    name_key = next((k for k in TOOL_KEYS if args.get(k) == spec.name), None)
-    if name_key is not None:
-        inner = next((args[k] for k in INPUT_KEYS if k in args), None)
-        if isinstance(inner, dict):
-            return inner
-        if isinstance(inner, str) and (obj := read_object(inner)) is not None:
-            return obj
-    target = _single(spec)
-    if target is not None and len(args) == 1 and target not in args:
-        ((key, value),) = args.items()
-        if key in INPUT_KEYS or key in ("query", "text", "value", "__arg1", "q"):
-            return {target: value}
-    return args
-
-
-def _typed(args: dict[str, Any], props: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    return {k: _convert(v, props[k]) if k in props else v for k, v in args.items()}
-
-
-def _convert(value: Any, schema: dict[str, Any] | None) -> Any:
-    """A value in the JSON type its schema asks for, when it converts cleanly."""
-    kind = (schema or {}).get("type")
-    if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), None)
-    if kind == "string":
-        if isinstance(value, str):
-            return unwrap(value) if value[:1] in "\"'`" else value
-        return value if isinstance(value, (dict, list)) or value is None else str(value)
-    if not isinstance(value, str):
-        return value
-    text = unwrap(value)
-    if kind in ("integer", "number"):
-        try:
-            number = float(text.replace(",", "")) if kind == "number" else int(text)
-            return number
-        except ValueError:
-            return value
-    if kind == "boolean" and text.lower() in ("true", "false"):
-        return text.lower() == "true"
-    if kind in ("array", "object") and text[:1] in "[{":
-        found = read_value(text)
-        if found is not None and found.end == len(text):
-            return found.value
-    return value
