@@ -94,7 +94,7 @@ def decide(protocol: str, reply: AIMessage, tools: Sequence[BaseTool] = ()) -> D
 
 
 def decide_text(reply: AIMessage, tools: Sequence[BaseTool] = ()) -> Decision:
-    step = parse_react(reply.text)
+    step = parse_react(reply.text, list(tools) or None)
     if step.kind == "action":
         call = {"name": step.tool or "", "args": _as_args(step.tool_input), "id": new_call_id()}
         return Act(calls=[call], thought=step.thought, note=step.note)
