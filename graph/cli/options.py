@@ -11,7 +11,16 @@ from typing import Annotated, Any
 import typer
 
 # One exit status per way a command can end, documented in the README.
-EXIT = {"answered": 0, "error": 1, "usage": 2, "max_steps": 3, "stuck": 3, "paused": 4, "busy": 5}
+EXIT = {
+    "answered": 0,
+    "error": 1,
+    "usage": 2,
+    "max_steps": 3,
+    "stuck": 3,
+    "timeout": 3,
+    "paused": 4,
+    "busy": 5,
+}
 
 
 class Stop(Exception):
