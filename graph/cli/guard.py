@@ -39,10 +39,13 @@ def run_command(body: Callable[[], Any]) -> None:
 
 
 def _classify(exc: Exception, config_error: type[Exception]) -> tuple[int, str]:
+    from graph.persistence.errors import PersistenceError
     from graph.persistence.locks import ThreadBusy
 
     if isinstance(exc, ThreadBusy):
         return EXIT["busy"], str(exc)
+    if isinstance(exc, PersistenceError):  # a store or lock failure: its sentence says what next
+        return EXIT["error"], str(exc)
     if isinstance(exc, (config_error, ValueError)):
         return EXIT["usage"], str(exc)
     # a bug or an environment problem: one line, the traceback on demand
