@@ -30,7 +30,6 @@ from graph.settings import AgentContext
 from graph.state import AgentState
 from graph.tooling.approval import needs_approval
 from graph.tooling.runner import ArgumentsError, coerce_arguments
-from tools.mcp import MCPServerError
 
 AFTER_THINK = (
     4  # supersteps after think that still end through finish: review, act, observe, finish
@@ -101,7 +100,7 @@ def make_think(b: Bindings) -> tuple[Any, Any]:
 
 async def _load_tools(b: Bindings) -> None:
     """Load the run's tools off the loop first, so `prepare` finds them cached."""
-    with contextlib.suppress(ValueError, ImportError, MCPServerError):  # prepare reports it
+    with contextlib.suppress(ValueError, ImportError, RuntimeError):  # prepare reports it
         await b.atools(b.context(get_runtime().context))
 
 
@@ -125,7 +124,7 @@ def prepare(b: Bindings, state: AgentState, protocol: str | None = None) -> Plan
         ctx = b.limits(b.context(get_runtime().context))
         tools = b.tools(ctx)
         b.chat_model(ctx)
-    except (ValueError, ImportError, MCPServerError) as exc:  # settings, tool names, MCP
+    except (ValueError, ImportError, RuntimeError) as exc:  # settings, tool names, MCP servers
         return Plan({**update, "status": "error", "error": redact(exc)}, run, done=True)
     remaining = state.get("remaining_steps", 10**6)
     wrap_up = bool(run.get("wrap_up"))
