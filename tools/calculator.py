@@ -59,42 +59,43 @@ calculator = StructuredTool.from_function(
 )
 
 
-# Worked examples for small local models (graph.models.local.examples): real output layout.
+# Worked examples for small local models (graph.models.local.examples): real output layout. The
+# answer repeats the observation: copying the last observation is what a small model does well.
 EXAMPLES = [
     {
         "question": "What is 12 * 9?",
-        "thought": "I need to multiply two numbers.",
+        "thought": "I multiply with the calculator.",
         "input": {"expression": "12 * 9"},
         "observation": "108",
-        "answer": "12 * 9 = 108",
+        "answer": "108",
     },
     {
         "question": "What is forty-two divided by six?",
         "thought": "I write the numbers in digits and divide.",
         "input": {"expression": "42 / 6"},
         "observation": "7",
-        "answer": "42 / 6 = 7",
+        "answer": "7",
     },
     {
         "question": "125 加 37 等于多少？",
-        "thought": "I need to add two numbers.",
+        "thought": "I add with the calculator.",
         "input": {"expression": "125 + 37"},
         "observation": "162",
-        "answer": "125 + 37 = 162",
+        "answer": "162",
     },
     {
         "question": "What is 20% of 45?",
         "thought": "20% of 45 is 45 * 20 / 100.",
         "input": {"expression": "45 * 20 / 100"},
         "observation": "9",
-        "answer": "20% of 45 is 9.",
+        "answer": "9",
     },
     {
         "question": "What is the square root of 196?",
         "thought": "I use the sqrt function.",
         "input": {"expression": "sqrt(196)"},
         "observation": "14",
-        "answer": "The square root of 196 is 14.",
+        "answer": "14",
     },
     {
         "question": "Compute 6 * 7, then add 8 to the result.",
@@ -106,7 +107,6 @@ EXAMPLES = [
                 "observation": "50",
             },
         ],
-        "final_thought": "6 * 7 = 42 and 42 + 8 = 50.",
-        "answer": "6 * 7 = 42, and 42 + 8 = 50.",
+        "answer": "50",
     },
 ]

@@ -118,38 +118,36 @@ current_time = StructuredTool.from_function(
 )
 
 
-# Worked examples for small local models (graph.models.local.examples): real output layout.
+# Worked examples for small local models (graph.models.local.examples): real output layout. The
+# tool also takes a city's name ("London"), which a small model copies more reliably than an
+# IANA name; the answer repeats the observation.
 EXAMPLES = [
     {
         "question": "What time is it in London?",
-        "thought": "I need the time now in the Europe/London zone.",
-        "input": {"timezone": "Europe/London"},
+        "thought": "I need the time now in London.",
+        "input": {"timezone": "London"},
         "observation": "2025-03-14 09:26:53 GMT (Europe/London, UTC+00:00), Friday",
-        "final_thought": "The observation has the time in London.",
-        "answer": "It is 09:26 in London (Friday, 2025-03-14).",
+        "answer": "2025-03-14 09:26:53 GMT (Europe/London, UTC+00:00), Friday",
     },
     {
         "question": "北京今天是几月几号？",
         "thought": "I need today's date in the Asia/Shanghai zone.",
         "input": {"timezone": "Asia/Shanghai"},
         "observation": "2025-07-02 18:40:11 CST (Asia/Shanghai, UTC+08:00), Wednesday",
-        "final_thought": "The observation has the date in Beijing.",
-        "answer": "北京今天是 2025-07-02，星期三。",
+        "answer": "2025-07-02 18:40:11 CST (Asia/Shanghai, UTC+08:00), Wednesday",
     },
     {
         "question": "纽约现在几点？",
-        "thought": "I need the time now in the America/New_York zone.",
-        "input": {"timezone": "America/New_York"},
+        "thought": "I need the time now in New York.",
+        "input": {"timezone": "New York"},
         "observation": "2024-12-30 07:05:42 EST (America/New_York, UTC-05:00), Monday",
-        "final_thought": "The observation has the time in New York.",
-        "answer": "纽约现在是 07:05（2024-12-30，星期一）。",
+        "answer": "2024-12-30 07:05:42 EST (America/New_York, UTC-05:00), Monday",
     },
     {
-        "question": "What day of the week is it today?",
-        "thought": "I need today's date; the default zone is UTC.",
-        "input": {"timezone": "UTC"},
-        "observation": "2025-09-08 16:02:30 UTC (UTC, UTC+00:00), Monday",
-        "final_thought": "The observation has the weekday.",
-        "answer": "Today is Monday, 2025-09-08 (UTC).",
+        "question": "What day of the week is it today in Sydney?",
+        "thought": "I need today's date in Sydney.",
+        "input": {"timezone": "Sydney"},
+        "observation": "2025-09-08 16:02:30 AEST (Australia/Sydney, UTC+10:00), Monday",
+        "answer": "2025-09-08 16:02:30 AEST (Australia/Sydney, UTC+10:00), Monday",
     },
 ]

@@ -121,48 +121,46 @@ knowledge_search = StructuredTool.from_function(
 
 # Worked examples for small local models (graph.models.local.examples): the real output layout
 # (numbered hits, "path — title", then the excerpt), over notes that are not in the sample corpus.
+# The answer copies the sentence that answers the question.
 EXAMPLES = [
     {
         "question": "When should I water the tomatoes? Search my notes.",
-        "thought": "The answer is in the user's notes.",
+        "thought": "I search the notes for watering tomatoes.",
         "input": {"query": "water tomatoes"},
         "observation": (
             "1. garden.md — Garden plan\n…Tomatoes are watered every morning at 7, and twice a "
             "day in July. The roses need water twice a week…\n\n"
             "2. shopping.txt — Shopping list\n…seeds for tomatoes, basil and mint…"
         ),
-        "final_thought": "The first note says when to water the tomatoes.",
-        "answer": "Water the tomatoes every morning at 7, and twice a day in July.",
+        "answer": "Tomatoes are watered every morning at 7, and twice a day in July.",
     },
     {
         "question": "Which port does the staging server use? Check my notes.",
-        "thought": "The answer is in the user's notes.",
+        "thought": "I search the notes for the staging server port.",
         "input": {"query": "staging server port"},
         "observation": (
             "1. servers.md — Servers\n…We run three servers: staging, production and backup. "
             "The staging server listens on port 8443; production uses port 443 behind the load "
             "balancer…"
         ),
-        "final_thought": "The note names the staging server's port.",
         "answer": "The staging server listens on port 8443.",
     },
     {
         "question": "我的笔记里，周会是星期几？",
-        "thought": "The answer is in the user's notes.",
+        "thought": "I search the notes for 周会.",
         "input": {"query": "周会"},
         "observation": (
             "1. meetings-zh.md — 会议安排\n每周的周会在星期二上午十点，地点是三楼会议室。"
             "月度总结会在每个月最后一个星期五下午。"
         ),
-        "final_thought": "The note says when the weekly meeting is.",
-        "answer": "周会在每周二上午十点，三楼会议室。",
+        "answer": "每周的周会在星期二上午十点，地点是三楼会议室。",
     },
     {
         "question": "How many servers do we run according to my notes? Multiply that by 4.",
         "steps": [
             {
                 "tool": "knowledge_search",
-                "thought": "First I find the number of servers in the notes.",
+                "thought": "First I search the notes for the servers.",
                 "input": {"query": "servers"},
                 "observation": (
                     "1. servers.md — Servers\nWe run three servers: staging, production and "
@@ -171,12 +169,11 @@ EXAMPLES = [
             },
             {
                 "tool": "calculator",
-                "thought": "The notes say three servers. Now I multiply 3 by 4.",
+                "thought": "We run three servers. Now I multiply 3 by 4.",
                 "input": {"expression": "3 * 4"},
                 "observation": "12",
             },
         ],
-        "final_thought": "We run 3 servers and 3 * 4 = 12.",
-        "answer": "We run 3 servers; 3 * 4 = 12.",
+        "answer": "12",
     },
 ]

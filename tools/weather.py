@@ -351,7 +351,8 @@ weather = StructuredTool.from_function(
 )
 
 
-# Worked examples for small local models (graph.models.local.examples): real output layout.
+# Worked examples for small local models (graph.models.local.examples): real output layout; the
+# answer repeats the observation.
 EXAMPLES = [
     {
         "question": "What's the weather like in Paris right now?",
@@ -361,8 +362,7 @@ EXAMPLES = [
             "Paris (France, Île-de-France), 2025-04-03 15:00 Europe/Paris: partly cloudy, "
             "14.2°C, feels like 12.9°C, humidity 58%, wind SW 11.2 km/h, precipitation 0.0 mm"
         ),
-        "final_thought": "The observation has the weather in Paris.",
-        "answer": "In Paris it is partly cloudy and 14.2°C (feels like 12.9°C), humidity 58%.",
+        "answer": "Paris: partly cloudy, 14.2°C, feels like 12.9°C, humidity 58%",
     },
     {
         "question": "上海现在天气怎么样？",
@@ -372,7 +372,6 @@ EXAMPLES = [
             "Shanghai (China, Shanghai), 2025-06-20 09:15 Asia/Shanghai: slight rain, 24.6°C, "
             "feels like 27.1°C, humidity 91%, wind E 9.4 km/h, precipitation 0.6 mm"
         ),
-        "final_thought": "The observation has the weather in Shanghai.",
-        "answer": "上海现在小雨，24.6°C，体感 27.1°C，湿度 91%。",
+        "answer": "上海: slight rain, 24.6°C, feels like 27.1°C, humidity 91%",
     },
 ]

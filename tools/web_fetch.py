@@ -172,7 +172,8 @@ web_fetch = StructuredTool.from_function(
 )
 
 
-# Worked examples for small local models (graph.models.local.examples): real output layout.
+# Worked examples for small local models (graph.models.local.examples): real output layout; the
+# answer copies the sentence that answers the question.
 EXAMPLES = [
     {
         "question": "What does the page https://example.com/ say?",
@@ -183,7 +184,6 @@ EXAMPLES = [
             "for use in illustrative examples in documents. You may use this domain in "
             "literature without prior coordination or asking for permission.\nMore information..."
         ),
-        "final_thought": "The page text answers the question.",
-        "answer": "The page says the domain is for use in illustrative examples in documents.",
+        "answer": "This domain is for use in illustrative examples in documents.",
     },
 ]

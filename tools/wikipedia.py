@@ -179,7 +179,8 @@ wikipedia = StructuredTool.from_function(
 )
 
 
-# Worked examples for small local models (graph.models.local.examples): real output layout.
+# Worked examples for small local models (graph.models.local.examples): real output layout; the
+# answer copies the sentence that answers the question.
 EXAMPLES = [
     {
         "question": "Who was Ada Lovelace?",
@@ -194,9 +195,8 @@ EXAMPLES = [
             "\nAda is a structured, statically typed programming language, named after Ada "
             "Lovelace."
         ),
-        "final_thought": "The first article answers the question.",
-        "answer": "Ada Lovelace (1815–1852) was an English mathematician and writer, known for "
-        "her work on Charles Babbage's Analytical Engine.",
+        "answer": "Augusta Ada King, Countess of Lovelace (1815–1852), was an English "
+        "mathematician and writer.",
     },
     {
         "question": "When was the Eiffel Tower built?",
@@ -207,7 +207,6 @@ EXAMPLES = [
             "wrought-iron lattice tower on the Champ de Mars in Paris, France. It was "
             "constructed from 1887 to 1889 as the centrepiece of the 1889 World's Fair."
         ),
-        "final_thought": "The article says when it was built.",
-        "answer": "The Eiffel Tower was built from 1887 to 1889.",
+        "answer": "It was constructed from 1887 to 1889.",
     },
 ]

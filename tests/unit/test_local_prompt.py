@@ -130,6 +130,41 @@ def test_observations_have_no_blank_lines_and_a_bound() -> None:
     assert len(long) <= 102 and long.endswith("…")
 
 
+def test_observations_show_one_sentence_per_line() -> None:
+    """An answer is one line: a small model copying a line copies one whole sentence."""
+    flattened = (
+        "1. notes.md — Settings\n…stations). - `A_SETTING`: the edition, `en` by default. "
+        "It is read at start.\n每周的周会在星期二。地点是三楼。"
+    )
+    assert observation_text(flattened).split("\n") == [
+        "1. notes.md — Settings",
+        "…stations).",
+        "`A_SETTING`: the edition, `en` by default.",
+        "It is read at start.",
+        "每周的周会在星期二。",
+        "地点是三楼。",
+    ]
+    assert observation_text("17 - 3 = 14") == "17 - 3 = 14"
+    assert observation_text("2. Ada (x)\nShe wrote. Then 1.5 more.") == (
+        "2. Ada (x)\nShe wrote.\nThen 1.5 more."
+    )
+
+
+def test_a_reply_ends_with_its_answer_line_and_the_grammar_allows_that_newline() -> None:
+    from graph.models.local.completion import one_line_answer
+
+    assert one_line_answer("Thought: x\nFinal Answer: 391\nFinal Answer: 391") == (
+        "Thought: x\nFinal Answer: 391"
+    )
+    assert one_line_answer("Thought: x\nAction: a\nAction Input: {}") == (
+        "Thought: x\nAction: a\nAction Input: {}"
+    )
+    grammar = ending_records(grammar_for([BY_NAME["calculator"]]))
+    assert grammar.splitlines()[0].startswith("root ::= (") and grammar.splitlines()[0].endswith(
+        ') "\\n"?'
+    )
+
+
 # -- picking examples ----------------------------------------------------------------------------
 
 

@@ -165,7 +165,7 @@ class LocalCompletionModel(BaseChatModel):
             text = (choice.get("message") or {}).get("content") or ""
         usage = data.get("usage") or {}
         message = AIMessage(
-            content=text.strip(),
+            content=one_line_answer(text.strip()) if self.prompt_mode == "completion" else text,
             response_metadata={
                 "model_name": data.get("model") or self.model_name,
                 "finish_reason": choice.get("finish_reason"),
@@ -237,6 +237,16 @@ class LocalCompletionModel(BaseChatModel):
                     continue
                 return self._result(_json(response), time.monotonic() - started)
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+def one_line_answer(text: str) -> str:
+    """The reply up to the end of its Final Answer's line: in the prompt a record's answer is
+    one line, and without a grammar a base model goes on with more lines of the same."""
+    at = text.find("Final Answer:")
+    if at < 0:
+        return text
+    end = text.find("\n", at)
+    return text if end < 0 else text[:end].rstrip()
 
 
 def ending_records(grammar: str) -> str:

@@ -146,7 +146,9 @@ def tool_name(tool: Any) -> str:
 def example_pool(tools: Sequence[Any], *, direct: bool = True) -> ExamplePool:
     """Every example of these tools whose tools are all among them, and the direct ones."""
     names = {tool_name(t) for t in tools}
-    pool: list[Example] = []
+    # The direct examples first: in a prompt of all examples the tools' records stand closer
+    # to the question, and a question like none of them gets a direct answer next to it.
+    pool: list[Example] = [make_example(raw) for raw in DIRECT_EXAMPLES] if direct else []
     seen: set[str] = set()
     for tool in tools:
         hint = first_sentence(_description(tool))
@@ -158,8 +160,6 @@ def example_pool(tools: Sequence[Any], *, direct: bool = True) -> ExamplePool:
             if example.tools <= names and example.question not in seen:
                 seen.add(example.question)
                 pool.append(example)
-    if direct:
-        pool += [make_example(raw) for raw in DIRECT_EXAMPLES]
     return ExamplePool(pool)
 
 
@@ -300,11 +300,29 @@ def pick_examples(question: str, pool: ExamplePool, count: int = 4) -> list[Exam
 # -- rendering -------------------------------------------------------------------------------
 
 
+# Where a sentence ends, and where a list item begins in text a tool flattened to one line.
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?;])\s+(?=[A-Z0-9`*\"'(])|(?<=[。！？；])|(?<=[.!?;)…])\s+-\s+(?=\S)"
+)
+
+
 def observation_text(text: str, limit: int = OBSERVATION_CHARS) -> str:
-    """An observation as the prompt shows it: no blank lines (a blank line ends a record in
-    the prompt), trailing spaces gone, at most `limit` characters."""
-    lines = [line.rstrip() for line in str(text).replace("\r\n", "\n").split("\n")]
-    body = "\n".join(line for line in lines if line.strip())
+    """An observation as the prompt shows it: one sentence per line, no blank lines (a blank
+    line ends a record in the prompt), at most `limit` characters.
+
+    A sentence per line is what makes an answer easy to copy: the answer is one line, so a
+    small model that starts copying a line ends where the sentence ends. Examples and real
+    observations are shown the same way, so the layout the examples teach is the real one.
+    """
+    lines: list[str] = []
+    for line in str(text).replace("\r\n", "\n").split("\n"):
+        parts = [part.strip() for part in _SENTENCE_END.split(line.strip()) if part.strip()]
+        for part in parts:
+            if lines and re.fullmatch(r"\d{1,3}\.", lines[-1]) and parts[0] is not part:
+                lines[-1] = f"{lines[-1]} {part}"  # "1." numbers a hit: not a sentence
+            else:
+                lines.append(part)
+    body = "\n".join(lines)
     if len(body) > limit:
         body = body[:limit].rstrip() + " …"
     return body or "(empty)"
