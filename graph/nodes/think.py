@@ -8,6 +8,7 @@ run, so the model is never told a tool ran when it did not.
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -22,12 +23,14 @@ from graph import messages as m
 from graph import protocols
 from graph.models import factory
 from graph.nodes.bindings import Bindings
+from graph.nodes.finish import closing_update
 from graph.nodes.model_call import ReplyTooLong, acall_model, call_model
 from graph.nodes.turn import new_turn
 from graph.protocols.text.prompts import OBSERVATION
 from graph.redaction import redact
 from graph.settings import AgentContext
 from graph.state import AgentState
+from graph.steps import run_messages
 from graph.tooling.approval import needs_approval
 from graph.tooling.runner import ArgumentsError, coerce_arguments
 
@@ -130,7 +133,7 @@ def prepare(b: Bindings, state: AgentState, protocol: str | None = None) -> Plan
     wrap_up = bool(run.get("wrap_up"))
     plan = Plan(update, run, ctx)
     if not wrap_up and remaining <= AFTER_THINK:
-        return _out_of_room(plan, remaining)
+        return _out_of_room(plan, remaining, view)
     started = run.get("started_at")
     if ctx.run_timeout and started and time.time() - started >= ctx.run_timeout:
         plan.update["status"] = "timeout"
@@ -145,8 +148,6 @@ def prepare(b: Bindings, state: AgentState, protocol: str | None = None) -> Plan
     approve = ctx.approve
     if list(run.get("approve") or []) != approve:  # rides along: a resume keeps the policy
         plan.update["run"] = {**plan.update.get("run", {}), "approve": approve}
-    from graph.steps import run_messages
-
     in_run = run_messages(view, run.get("question_id"))
     observed = sum(isinstance(x, ToolMessage) for x in in_run)
     budget_spent = bool(ctx.answer_after) and observed >= ctx.answer_after
@@ -163,16 +164,14 @@ def prepare(b: Bindings, state: AgentState, protocol: str | None = None) -> Plan
     return plan
 
 
-def _out_of_room(plan: Plan, remaining: int) -> Plan:
+def _out_of_room(plan: Plan, remaining: int, view: list[BaseMessage]) -> Plan:
     """The caller's recursion_limit leaves no room for another step: end through finish, or
     here when even finish does not fit."""
     plan.update["status"] = "max_steps"
     plan.done = True
     if remaining <= 1:
-        from graph.nodes.finish import closing_update
-
         state_view = {**plan.update, "run": plan.run}
-        closing = closing_update(state_view, plan.ctx, [], out_of_room=True)
+        closing = closing_update(state_view, plan.ctx, view, out_of_room=True)
         plan.update.update(closing)
         plan.update["run"] = {**plan.update.get("run", {}), "closed": True}
     return plan
@@ -195,8 +194,6 @@ def fallback_plan(b: Bindings, state: AgentState, plan: Plan, exc: Exception) ->
 
 
 def failed(plan: Plan, exc: Exception) -> dict[str, Any]:
-    import os
-
     key = os.environ.get(plan.ctx.api_key_env)
     if isinstance(exc, ReplyTooLong):
         text = f"The model call failed: {exc}; ask a narrower question or raise the limit."
