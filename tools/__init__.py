@@ -1,8 +1,8 @@
 """The tool registry: every built-in tool by name, so configuration can pick them with a string.
 
 Tool modules are imported when a tool is first loaded, not when `tools` is imported, so the
-import stays cheap (no HTTP client, no index). `tools_from_env` reads `REACT_AGENT_TOOLS` at call
-time.
+import stays cheap (no LangChain, no HTTP client, no index). `tools_from_env` reads
+`REACT_AGENT_TOOLS` at call time.
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING
 
-from langchain_core.tools import BaseTool
-
-from tools.calculator import calculator
+if TYPE_CHECKING:
+    from langchain_core.tools import BaseTool
 
 
 def _lazy(module: str, attribute: str) -> Callable[[], BaseTool]:
@@ -24,7 +24,7 @@ def _lazy(module: str, attribute: str) -> Callable[[], BaseTool]:
 
 
 _REGISTRY: dict[str, Callable[[], BaseTool]] = {
-    "calculator": lambda: calculator,
+    "calculator": _lazy("tools.calculator", "calculator"),
     "weather": _lazy("tools.weather", "weather"),
     "wikipedia": _lazy("tools.wikipedia", "wikipedia"),
     "knowledge_search": _lazy("tools.knowledge", "knowledge_search"),

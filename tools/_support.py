@@ -13,14 +13,11 @@ import contextvars
 import os
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import TypeVar
 
 from langchain_core.tools import ToolException
 
 T = TypeVar("T")
-
-DEFAULT_STATE_DIR = "~/.local/state/react-agent"
 
 
 def env_str(name: str, default: str) -> str:
@@ -55,11 +52,6 @@ def env_int(name: str, default: int, *, minimum: int = 0) -> int:
     if value < minimum:
         raise ToolException(f"{name} must be a whole number of at least {minimum}, not {raw!r}.")
     return value
-
-
-def state_dir() -> Path:
-    """`REACT_AGENT_STATE_DIR` (default `~/.local/state/react-agent`); not created here."""
-    return Path(env_str("REACT_AGENT_STATE_DIR", DEFAULT_STATE_DIR)).expanduser()
 
 
 def run_sync(make_coroutine: Callable[[], Awaitable[T]]) -> T:

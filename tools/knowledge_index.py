@@ -13,13 +13,12 @@ the same folder at once; if the index stays locked, the search uses the index as
 The index holds copies of the user's notes, so what is created here is private: missing folders
 are made 0700 and the database file is created 0600 before SQLite opens it (its `-wal`/`-shm`
 files take the database's mode). Folders and files that already exist keep their modes, as
-everywhere in the project (`graph/persistence/files.py`).
+everywhere in the project (`tools/state_files.py`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -28,13 +27,11 @@ from pathlib import Path
 
 from langchain_core.tools import ToolException
 
-from tools._support import state_dir
 from tools.knowledge_files import document_title, read_document, scan
+from tools.state_files import private_dir, private_file, state_dir
 
 BUSY_TIMEOUT_S = 5.0
 SCHEMA_VERSION = 1
-FOLDER_MODE = 0o700
-FILE_MODE = 0o600
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -58,41 +55,11 @@ def index_path(folder: Path) -> Path:
     return state_dir() / "knowledge" / f"{digest}.sqlite"
 
 
-def _private_dir(path: Path) -> None:
-    """Create `path` and its missing parents, each 0700; existing folders are left alone."""
-    missing: list[Path] = []
-    current = path
-    while not current.exists() and current != current.parent:
-        missing.append(current)
-        current = current.parent
-    for folder in reversed(missing):
-        try:
-            folder.mkdir(mode=FOLDER_MODE)
-        except FileExistsError:  # made meanwhile by another process
-            continue
-        os.chmod(folder, FOLDER_MODE)  # the umask may have taken bits away
-
-
-def _private_file(path: Path) -> None:
-    """Create `path` empty with mode 0600 unless it exists (SQLite then opens it as it is)."""
-    try:
-        fd = os.open(
-            path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0), FILE_MODE
-        )
-    except FileExistsError:
-        return
-    try:
-        if hasattr(os, "fchmod"):
-            os.fchmod(fd, FILE_MODE)  # the umask may have taken bits away
-    finally:
-        os.close(fd)
-
-
 @contextmanager
 def connect(db_path: Path) -> Iterator[sqlite3.Connection]:
     """A connection to the index file, created private (folder 0700, file 0600) if missing."""
-    _private_dir(db_path.parent)
-    _private_file(db_path)
+    private_dir(db_path.parent)
+    private_file(db_path)
     with closing(sqlite3.connect(db_path, timeout=BUSY_TIMEOUT_S, isolation_level=None)) as conn:
         conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
         yield conn

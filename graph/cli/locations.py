@@ -8,15 +8,8 @@ A test keeps the two in step.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
-
-def state_dir() -> Path:
-    explicit = os.environ.get("REACT_AGENT_STATE_DIR", "").strip()
-    if explicit:
-        return Path(explicit).expanduser()
-    base = os.environ.get("XDG_STATE_HOME", "").strip() or "~/.local/state"
-    return Path(base).expanduser() / "react-agent"
+from tools.state_files import state_dir
 
 
 def store_url(given: str | None = None) -> str:

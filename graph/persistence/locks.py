@@ -36,7 +36,6 @@ from typing import Any
 
 from graph.persistence.errors import LockLost, reason_of
 from graph.persistence.fencing import LockState, holding
-from graph.persistence.files import private_dir
 from graph.persistence.savers import (
     _postgres_error,
     connect_options,
@@ -45,6 +44,7 @@ from graph.persistence.savers import (
     sqlite_path,
     url_secrets,
 )
+from tools.state_files import private_dir
 
 HEARTBEAT = 1.0  # seconds between two checks of a PostgreSQL lock
 CHECK_TIMEOUT = 5.0  # a check unanswered for this long counts as a lost lock

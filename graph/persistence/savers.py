@@ -28,25 +28,16 @@ from urllib.parse import unquote, urlsplit
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from graph.persistence.files import private_dir, private_file
 from graph.persistence.guarded import guarded
 from graph.redaction import redact
 from graph.settings import ConfigError
+from tools.state_files import private_dir, private_file, state_dir
 
 ENV_VAR = "REACT_AGENT_CHECKPOINTER"
 _HELP = (
     "use 'memory', 'sqlite:///path/to/file.sqlite' or "
     "'postgresql://user:password@host:5432/database'"
 )
-
-
-def state_dir() -> Path:
-    """Where the agent keeps its files: REACT_AGENT_STATE_DIR, else the XDG state folder."""
-    explicit = os.environ.get("REACT_AGENT_STATE_DIR", "").strip()
-    if explicit:
-        return Path(explicit).expanduser()
-    base = os.environ.get("XDG_STATE_HOME", "").strip() or "~/.local/state"
-    return Path(base).expanduser() / "react-agent"
 
 
 def default_url() -> str:

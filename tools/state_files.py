@@ -1,4 +1,6 @@
-"""Files the project creates are private to the user: folders 0700, files 0600.
+"""Where the project keeps its files, and keeping them private to the user: folders 0700,
+files 0600. The one place for both, used by the checkpoint store, the locks, the command line
+and the knowledge index; it imports nothing heavy, so the command line starts fast.
 
 Only what is created here gets these modes; folders and files that already exist (the user
 made them, or chose their modes) are left as they are. SQLite gives a database's `-wal`,
@@ -13,6 +15,15 @@ from pathlib import Path
 
 FOLDER_MODE = 0o700
 FILE_MODE = 0o600
+
+
+def state_dir() -> Path:
+    """Where the agent keeps its files: REACT_AGENT_STATE_DIR, else the XDG state folder."""
+    explicit = os.environ.get("REACT_AGENT_STATE_DIR", "").strip()
+    if explicit:
+        return Path(explicit).expanduser()
+    base = os.environ.get("XDG_STATE_HOME", "").strip() or "~/.local/state"
+    return Path(base).expanduser() / "react-agent"
 
 
 def private_dir(path: Path) -> Path:
