@@ -11,7 +11,7 @@ import concurrent.futures
 import contextvars
 import json
 import time
-from collections.abc import Coroutine, Mapping
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from langchain_core.runnables import RunnableConfig
@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from typing_extensions import TypedDict
 
 from graph.lru import LRU
+from tools._support import run_sync
 
 T = TypeVar("T")
 PendingCall = dict[str, Any]  # a LangChain ToolCall: name, args, id (and `error` if unusable)
@@ -197,7 +198,7 @@ def run_tool_call_sync(
     tool, args = prepared
     try:
         if isinstance(tool, StructuredTool) and tool.func is None:  # async-only
-            output = run_coroutine(asyncio.wait_for(tool.ainvoke(args, config), timeout))
+            output = run_sync(lambda: asyncio.wait_for(tool.ainvoke(args, config), timeout))
         else:
             context = contextvars.copy_context()  # LangGraph's config travels with the call
             future = _POOL.submit(context.run, tool.invoke, args, config)
@@ -205,15 +206,6 @@ def run_tool_call_sync(
     except Exception as exc:
         return _failure(exc, call, tool, timeout, started)
     return _result(call, started, _as_text(output), False)
-
-
-def run_coroutine(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine from sync code, even when this thread already has an event loop."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    return _POOL.submit(asyncio.run, coro).result()
 
 
 def _as_text(output: Any) -> str:
