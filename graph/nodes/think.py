@@ -61,44 +61,39 @@ class Plan:
 
 
 def make_think(b: Bindings) -> tuple[Any, Any]:
-    """The sync and async forms of the node, sharing everything but the model call."""
+    """The sync and async forms of the node: they differ only in how the model is called."""
 
     def think(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
-        plan = prepare(b, state)
-        if plan.done:
-            return plan.update
-        try:
-            reply = call_model(plan.runnable, plan.request, config, **_bounds(plan))
-        except Exception as exc:
-            retry = fallback_plan(b, state, plan, exc)
-            if retry is None:
-                return failed(plan, exc)
-            plan = retry
+        plan: Plan | dict[str, Any] = prepare(b, state)
+        while isinstance(plan, Plan) and not plan.done:
             try:
                 reply = call_model(plan.runnable, plan.request, config, **_bounds(plan))
-            except Exception as again:
-                return failed(plan, again)
-        return decide(b, plan, reply)
+            except Exception as exc:
+                plan = retry_or_fail(b, state, plan, exc)
+                continue
+            return decide(b, plan, reply)
+        return plan if isinstance(plan, dict) else plan.update
 
     async def athink(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
         await _load_tools(b)
-        plan = prepare(b, state)
-        if plan.done:
-            return plan.update
-        try:
-            reply = await acall_model(plan.runnable, plan.request, config, **_bounds(plan))
-        except Exception as exc:
-            retry = fallback_plan(b, state, plan, exc)
-            if retry is None:
-                return failed(plan, exc)
-            plan = retry
+        plan: Plan | dict[str, Any] = prepare(b, state)
+        while isinstance(plan, Plan) and not plan.done:
             try:
                 reply = await acall_model(plan.runnable, plan.request, config, **_bounds(plan))
-            except Exception as again:
-                return failed(plan, again)
-        return decide(b, plan, reply)
+            except Exception as exc:
+                plan = retry_or_fail(b, state, plan, exc)
+                continue
+            return decide(b, plan, reply)
+        return plan if isinstance(plan, dict) else plan.update
 
     return think, athink
+
+
+def retry_or_fail(b: Bindings, state: AgentState, plan: Plan, exc: Exception) -> Plan | dict:
+    """The text-protocol retry of a native request the endpoint refused for its tools (once),
+    or the run's error update."""
+    retry = None if plan.fallback else fallback_plan(b, state, plan, exc)
+    return retry if retry is not None else failed(plan, exc)
 
 
 async def _load_tools(b: Bindings) -> None:
