@@ -92,6 +92,8 @@ def make_think(b: Bindings) -> tuple[Any, Any]:
 def retry_or_fail(b: Bindings, state: AgentState, plan: Plan, exc: Exception) -> Plan | dict:
     """The text-protocol retry of a native request the endpoint refused for its tools (once),
     or the run's error update."""
+    if isinstance(exc, TimeoutError) and _run_time_left(plan) <= 0.1:
+        return {**plan.update, "status": "timeout"}  # the run's deadline, not the endpoint's
     retry = None if plan.fallback else fallback_plan(b, state, plan, exc)
     return retry if retry is not None else failed(plan, exc)
 
@@ -102,13 +104,17 @@ async def _load_tools(b: Bindings) -> None:
         await b.atools(b.context(get_runtime().context))
 
 
-def _bounds(plan: Plan) -> dict[str, Any]:
-    ctx = plan.ctx
-    timeout = ctx.model_timeout
+def _run_time_left(plan: Plan) -> float:
     started = plan.run.get("started_at")
-    if ctx.run_timeout and started:
-        timeout = max(0.1, min(timeout, ctx.run_timeout - (time.time() - started)))
-    return {"timeout": timeout, "max_chars": ctx.max_reply_chars}
+    if not plan.ctx.run_timeout or not started:
+        return float("inf")
+    return plan.ctx.run_timeout - (time.time() - started)
+
+
+def _bounds(plan: Plan) -> dict[str, Any]:
+    """The model call's deadline: its own timeout, or what is left of the run's."""
+    timeout = max(0.1, min(plan.ctx.model_timeout, _run_time_left(plan)))
+    return {"timeout": timeout, "max_chars": plan.ctx.max_reply_chars}
 
 
 def prepare(b: Bindings, state: AgentState, protocol: str | None = None) -> Plan:

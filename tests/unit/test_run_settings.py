@@ -1,0 +1,153 @@
+"""Run settings versus operator settings, the run-level bounds (deadline, answer budget), the
+trace derived from messages, and a switch of protocol between turns."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+from graph import build_graph
+from graph.settings import RUN_FIELDS, ConfigError, resolve_run_context
+from tests.support.scripted_model import ScriptedChatModel
+from tests.unit.test_agent_loop import TOOLS, action, answer, echo
+
+
+def ask(agent: Any, context: dict | None = None, question: str = "go") -> dict:
+    return agent.invoke({"messages": [("user", question)]}, context=context)
+
+
+@pytest.mark.parametrize(
+    ("context", "named"),
+    [
+        ({"base_url": "http://attacker.example/v1"}, "base_url"),
+        ({"api_key_env": "DATABASE_PASSWORD"}, "api_key_env"),
+        ({"tool_timeout": 9999}, "tool_timeout"),
+        ({"mcp_config": "/tmp/evil.json"}, "mcp_config"),
+        ({"no_such_setting": 1}, "no_such_setting"),
+    ],
+)
+def test_a_run_cannot_set_operator_settings(context: dict, named: str) -> None:
+    model = ScriptedChatModel(["never asked"])
+    out = ask(build_graph(model=model, tools=TOOLS, protocol="native"), context)
+    assert out["status"] == "error" and named in out["error"]
+    assert out["error"].startswith("Refused run context:")
+    assert model.requests == []  # refused before any request
+
+
+def test_run_choices_are_checked_against_the_operator(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REACT_AGENT_MAX_STEPS_CAP", "20")
+    with pytest.raises(ConfigError, match="above the operator's cap"):
+        resolve_run_context({}, {"max_steps": 21})
+    with pytest.raises(ConfigError, match="is not allowed here"):
+        resolve_run_context({"model": "cheap"}, {"model": "expensive"})
+    monkeypatch.setenv("REACT_AGENT_ALLOWED_MODELS", "expensive")
+    assert resolve_run_context({"model": "cheap"}, {"model": "expensive"}).model == "expensive"
+    with pytest.raises(ConfigError, match="import paths"):
+        resolve_run_context({}, {"tools": ["os:system"]})
+
+
+def test_a_run_adds_approvals_and_never_removes_the_operators() -> None:
+    ctx = resolve_run_context({"approve": ["calculator"]}, {"approve": []})
+    assert ctx.approve == ["calculator"]
+    ctx = resolve_run_context({"approve": ["calculator"]}, {"approve": ["web_fetch"]})
+    assert ctx.approve == ["calculator", "web_fetch"]
+
+
+def test_run_fields_are_only_harmless_choices() -> None:
+    assert RUN_FIELDS == {
+        "model",
+        "protocol",
+        "max_steps",
+        "temperature",
+        "system_prompt",
+        "tools",
+        "approve",
+        "observation_limit",
+        "answer_on_limit",
+    }
+
+
+def test_a_run_past_its_deadline_ends_with_the_steps_so_far() -> None:
+    def slow_step(_messages: Any) -> AIMessage:
+        time.sleep(0.6)
+        return AIMessage(content=action("text", "echo", {"text": "hi"}))
+
+    model = ScriptedChatModel([slow_step], cycle=True)
+    agent = build_graph(model=model, tools=TOOLS, protocol="text", run_timeout=1.0)
+    out = ask(agent)
+    assert out["status"] == "timeout"
+    assert "run_timeout=1 s" in out["answer"] and "step(s) done" in out["answer"]
+    assert [s["kind"] for s in out["steps"]][-1] == "limit"
+    assert any(s["kind"] == "action" for s in out["steps"])
+
+
+def test_the_answer_budget_offers_no_tools_after_n_observations() -> None:
+    model = ScriptedChatModel(
+        [action("text", "echo", {"text": "a"}), answer("text", "done")], cycle=False
+    )
+    agent = build_graph(model=model, tools=TOOLS, protocol="text", answer_after=1)
+    out = ask(agent)
+    assert out["answer"] == "done"
+    assert "(no tools: answer directly)" in model.requests[1].messages[0].content
+
+
+def test_native_final_answer_label_is_not_part_of_the_answer() -> None:
+    model = ScriptedChatModel([AIMessage(content="Thought: easy.\nFinal Answer: fine")])
+    out = ask(build_graph(model=model, tools=TOOLS, protocol="native"))
+    assert out["answer"] == "fine"
+
+
+def test_steps_are_derived_from_standard_messages_in_both_protocols() -> None:
+    for protocol in ("native", "text"):
+        model = ScriptedChatModel(
+            [action(protocol, "echo", {"text": "hi"}), answer(protocol, "ok")]
+        )
+        out = ask(build_graph(model=model, tools=TOOLS, protocol=protocol))
+        kinds = [type(m) for m in out["messages"]]
+        assert kinds == [HumanMessage, AIMessage, ToolMessage, AIMessage], protocol
+        step, result = out["messages"][1], out["messages"][2]
+        assert step.tool_calls[0]["name"] == "echo" and step.tool_calls[0]["args"] == {"text": "hi"}
+        assert result.tool_call_id == step.tool_calls[0]["id"] and result.content == "echo: hi"
+        assert out["steps"][0]["observation"] == "echo: hi"  # stored once, in the ToolMessage
+        if protocol == "text":
+            assert step.content == "I need a tool."  # the thought, not the raw labels
+
+
+def test_a_thread_can_switch_protocol_between_turns() -> None:
+    model = ScriptedChatModel(
+        [
+            action("native", "echo", {"text": "one"}),
+            answer("native", "first"),
+            action("text", "echo", {"text": "two"}),
+            answer("text", "second"),
+        ]
+    )
+    agent = build_graph(model=model, tools=[echo], checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "switch"}}
+    first = agent.invoke({"messages": [("user", "a")]}, config, context={"protocol": "native"})
+    second = agent.invoke({"messages": [("user", "b")]}, config, context={"protocol": "text"})
+    assert (first["answer"], second["answer"]) == ("first", "second")
+    transcript = [m.content for m in model.requests[2].messages[1:]]
+    assert 'Action: echo\nAction Input: {"text": "one"}' in transcript[1]  # native turn as text
+    assert transcript[2] == "Observation: echo: one"
+
+
+def test_malformed_state_updates_are_refused_and_the_thread_keeps_working() -> None:
+    model = ScriptedChatModel(["one", "two"])
+    agent = build_graph(model=model, tools=TOOLS, checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "poison"}}
+    agent.invoke({"messages": [("user", "a")]}, config)
+    for bad in (
+        {"run": "zz"},
+        {"run": {"iteration": "many"}},
+        {"steps": 5},
+        {"status": "weird"},
+        {"messages": [{"role": "robot", "content": "x"}]},
+    ):
+        with pytest.raises(ValueError):
+            agent.update_state(config, bad)
+    assert agent.invoke({"messages": [("user", "b")]}, config)["answer"] == "two"
