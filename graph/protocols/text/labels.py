@@ -45,7 +45,7 @@ TABLE: tuple[tuple[str, bool, tuple[str, ...]], ...] = (
         ("action inputs", "action args", "tool args", "tool arguments", "input", "输入", "参数"),
     ),
     (FINAL, True, ("final answer", "最终答案", "最终回答", "最终答复", "最后答案", "最终结果")),
-    (FINAL, False, ("answer", "final response", "答案", "回答")),
+    (FINAL, False, ("answer", "final response", "ai", "答案", "回答")),  # "AI:" LangChain convo
     (OBSERVATION, True, ("observation", "observations", "观察", "观察结果")),
 )
 

@@ -20,6 +20,8 @@ Rules, one per ambiguous situation (each is tested):
 * An Action without input: with the tools known, fine for a tool without required arguments,
   otherwise an error naming the arguments; without them, the input is `{}`.
 * Several actions: the first runs and `note` says how many were ignored.
+* A weak answer label (`AI:`, `Answer:`) over a JSON call blob is that blob: Llama 2 chat
+  writes `AI:` and then the blob it was asked for.
 * No decision at line starts: protocol labels written mid-line (`... done. Final Answer: 42`)
   are read; then a JSON blob shaped like a call (anywhere); then markup (XML tags).
 * No label at all: the reply is the final answer, unless it ends with a colon, opens by
@@ -165,7 +167,12 @@ class _Reply:
         while index < len(items):
             section = items[index]
             if section.kind == FINAL:
-                return _final(layout.body(section), self.thought)
+                body = layout.body(section)
+                blob = None if section.strong else find_blob(body, labeled=False)
+                if blob is None:  # a weak label (`AI:`, `Answer:`) over a call blob is the blob
+                    return _final(body, self.thought)
+                action = self._blob_action(blob[0], index + 1)
+                return action if isinstance(action, ReactStep) else self._act(action, None)
             if section.kind != ACTION:
                 index += 1
                 continue
