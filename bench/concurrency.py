@@ -19,25 +19,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import (
-    BenchModel,
-    build_ours,
-    build_prebuilt,
-    check_run,
-    fetch_tool,
-    inputs,
-    interleaved,
-    loop_policy,
-    median,
-    paired_ratio,
-    percent,
-    ratio,
-    run_config,
-    spread,
-    summary,
-    table,
-    write_json,
-)
+from bench.common import build_ours, build_prebuilt, check_run, inputs, run_config
+from bench.doubles import BenchModel, fetch_tool, loop_policy
+from bench.report import percent, ratio, table, write_json
+from bench.timing import compare, interleaved, median, spread, summary
 
 AGENTS = [("prebuilt", "native"), ("ours", "native"), ("ours", "text")]
 
@@ -108,10 +93,7 @@ def main() -> None:
         count = args.runs if batch else 1
         entry = summary(runs)
         entry["cpu_ms_per_run_iteration"] = median(cpus) / (count * args.iterations) * 1000
-        rel = paired = None
-        if batch:
-            rel = median(walls) / median(s.wall for s in base)
-            paired = paired_ratio(walls, [s.wall for s in base])
+        rel, paired = compare(walls, [s.wall for s in base]) if batch else (None, None)
         entry.update(wall_ratio=rel, paired_wall_ratio=paired, runs=count)
         results[name] = entry
         rows.append(
@@ -122,8 +104,8 @@ def main() -> None:
                 percent(spread(walls)),
                 f"{median(walls) / ideal:.1f}×",
                 f"{entry['cpu_ms_per_run_iteration']:.2f}",
-                ratio(rel) if rel is not None else "-",
-                ratio(paired) if paired is not None else "-",
+                ratio(rel),
+                ratio(paired),
             ]
         )
     print()

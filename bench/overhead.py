@@ -30,27 +30,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from langchain_core.messages import HumanMessage
 
-from bench.common import (
-    QUESTION,
-    RESULTS,
-    BenchModel,
-    build_ours,
-    build_prebuilt,
-    check_run,
-    fetch_tool,
-    inputs,
-    interleaved,
-    loop_policy,
-    median,
-    paired_ratio,
-    percent,
-    ratio,
-    run_config,
-    spread,
-    summary,
-    table,
-    write_json,
-)
+from bench.common import QUESTION, build_ours, build_prebuilt, check_run, inputs, run_config
+from bench.doubles import BenchModel, fetch_tool, loop_policy
+from bench.report import RESULTS, percent, ratio, table, write_json
+from bench.timing import compare, interleaved, median, spread, summary
 
 # (label, agent kind, protocol)
 AGENTS = [("prebuilt", "prebuilt", "native"), ("ours", "ours", "native"), ("ours", "ours", "text")]
@@ -171,9 +154,8 @@ def benchmark(args: argparse.Namespace) -> None:
         entry["wall_ms_per_iteration"] = median(wall) / n * 1000
         cpu_ratio = wall_ratio = paired = None
         if base is not None and info["agent"] != "floor":
-            cpu_ratio = median(cpu) / median(s.cpu for s in base)
-            wall_ratio = median(wall) / median(s.wall for s in base)
-            paired = paired_ratio(cpu, [s.cpu for s in base])
+            cpu_ratio, paired = compare(cpu, [s.cpu for s in base])
+            wall_ratio = compare(wall, [s.wall for s in base])[0]
         entry.update(cpu_ratio=cpu_ratio, wall_ratio=wall_ratio, paired_cpu_ratio=paired)
         results[name] = entry
         rows.append(
@@ -182,9 +164,9 @@ def benchmark(args: argparse.Namespace) -> None:
                 f"{entry['cpu_ms_per_iteration']:.2f}",
                 f"{entry['wall_ms_per_iteration']:.2f}",
                 percent(spread(cpu)),
-                ratio(cpu_ratio) if cpu_ratio is not None else "-",
-                ratio(paired) if paired is not None else "-",
-                ratio(wall_ratio) if wall_ratio is not None else "-",
+                ratio(cpu_ratio),
+                ratio(paired),
+                ratio(wall_ratio),
             ]
         )
     print()

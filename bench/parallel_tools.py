@@ -20,25 +20,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import (
-    BenchModel,
-    build_ours,
-    build_prebuilt,
-    check_run,
-    inputs,
-    interleaved,
-    loop_policy,
-    median,
-    paired_ratio,
-    percent,
-    ratio,
-    run_config,
-    sleep_tool,
-    spread,
-    summary,
-    table,
-    write_json,
-)
+from bench.common import build_ours, build_prebuilt, check_run, inputs, run_config
+from bench.doubles import BenchModel, loop_policy, sleep_tool
+from bench.report import percent, ratio, table, write_json
+from bench.timing import compare, interleaved, median, spread, summary
 
 CALLS = 4
 TARGET_S = 0.25
@@ -124,8 +109,7 @@ def main() -> None:
             rel = paired = None
             if base_name in samples and kind == "ours":
                 base = [s.wall for s in samples[base_name]]
-                rel = wall / median(base)
-                paired = paired_ratio(walls, base)
+                rel, paired = compare(walls, base)
             entry.update(wall_ratio=rel, paired_wall_ratio=paired)
             results[name] = entry
             rows.append(
@@ -135,8 +119,8 @@ def main() -> None:
                     mode,
                     f"{wall:.3f}",
                     percent(spread(walls)),
-                    ratio(rel) if rel is not None else "-",
-                    ratio(paired) if paired is not None else "-",
+                    ratio(rel),
+                    ratio(paired),
                     "yes" if wall <= TARGET_S else "NO",
                     "",
                 ]

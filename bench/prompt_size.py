@@ -28,17 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.tools import BaseTool, StructuredTool
 
-from bench.common import (
-    USAGE,
-    BenchModel,
-    Request,
-    build_ours,
-    build_prebuilt,
-    check_run,
-    run_config,
-    table,
-    write_json,
-)
+from bench.common import build_ours, build_prebuilt, check_run, run_config
+from bench.doubles import USAGE, BenchModel, Request
+from bench.report import table, write_json
 
 QUESTION = "What's the weather like in Beijing and Guangzhou?"
 OBSERVATIONS = {
