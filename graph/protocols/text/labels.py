@@ -123,8 +123,9 @@ _MIDLINE = re.compile(
 )
 
 _WALK_LIMIT = 256  # fences walked one by one before the rest are paired by counting
-_THINK_UNTIL_LAST_CLOSE = re.compile(r"\A.*</(?:think|thinking)>", re.DOTALL | re.IGNORECASE)
-_THINK_TAG = re.compile(r"</?(?:think|thinking)>", re.IGNORECASE)
+_THINK_OPEN = re.compile(r"\s*<(think|thinking)>", re.IGNORECASE)
+# the last closing tag that ends its line: reasoning whose opening tag the server did not send
+_THINK_LAST_CLOSE = re.compile(r"\A.*</(?:think|thinking)>[ \t]*(?:\n|\Z)", re.DOTALL | re.I)
 _PAUSE_LINE = re.compile(r"^[ \t]*PAUSE[ \t]*$\n?", re.MULTILINE)
 _TRAILING_OBSERVATION = re.compile(
     r"[ \t]*(?:\*\*)?obs(?:e(?:r(?:v(?:a(?:t(?:i(?:on?)?)?)?)?)?)?)?(?:\*\*)?[ \t]*", re.I
@@ -132,17 +133,24 @@ _TRAILING_OBSERVATION = re.compile(
 
 
 def normalize(text: str) -> str:
-    """Unix newlines, no reasoning block, no `PAUSE` lines, no half-written `Observation` tail.
+    """Unix newlines, no reasoning, no `PAUSE` lines, no half-written `Observation` tail.
 
-    Everything up to the last `</think>` is the model's private reasoning and is dropped; a
-    `<think>` that never closes only loses its tag (the model may have put its step inside)."""
+    Reasoning is dropped: `<think>...</think>` blocks that open the reply, and everything up to
+    a `</think>` that ends its line (servers that strip the opening tag send only the closing
+    one). A tag inside a line (`{"q": "</think>"}`) is text. A `<think>` that opens the reply
+    and never closes loses only its tag: see `unclosed_reasoning`."""
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\ufeff", "")
-    if "</" in text:
-        match = _THINK_UNTIL_LAST_CLOSE.match(text)
-        if match:
-            text = text[match.end() :]
     if "<" in text:
-        text = _THINK_TAG.sub("", text)
+        for _ in range(32):  # a reply opening with more blocks than that is degenerate
+            opening = _THINK_OPEN.match(text)
+            if opening is None:
+                break
+            closing = re.compile(rf"</{opening.group(1)}>", re.I).search(text, opening.end())
+            text = text[closing.end() if closing else opening.end() :]
+            if closing is None:
+                break
+        if "</" in text and (last := _THINK_LAST_CLOSE.match(text)) is not None:
+            text = text[last.end() :]
     if "PAUSE" in text:
         text = _PAUSE_LINE.sub("", text)
     text = text.rstrip()
@@ -150,6 +158,12 @@ def normalize(text: str) -> str:
     if last != -1 and _TRAILING_OBSERVATION.fullmatch(text, last + 1):
         text = text[:last]
     return text
+
+
+def unclosed_reasoning(raw: str) -> bool:
+    """The reply opens a `<think>` block that never closes (the model ran out of tokens)."""
+    opening = _THINK_OPEN.match(raw)
+    return opening is not None and f"</{opening.group(1).lower()}>" not in raw.lower()
 
 
 def split_midline(text: str) -> str:

@@ -44,6 +44,7 @@ from langchain_core.tools import BaseTool
 
 from graph.protocols.text.actions import (
     FINAL_NAMES,
+    NO_NAME,
     NO_TOOL,
     Action,
     answer_text,
@@ -65,6 +66,7 @@ from graph.protocols.text.labels import (
     Scanner,
     normalize,
     split_midline,
+    unclosed_reasoning,
 )
 from graph.protocols.text.layout import Layout, read_layout
 from graph.protocols.text.toolset import Toolset
@@ -220,6 +222,8 @@ class _Reply:
     def _step(self, action: Action, thought: str) -> ReactStep:
         """From a written name and a raw input to a step: resolved and shaped with the tools."""
         name, raw, toolset = action.name, action.raw, self.toolset
+        if not name.strip():
+            return _error(NO_NAME, thought)
         tool = toolset.resolve(name) if toolset is not None else None
         if tool is None and key(name) in FINAL_NAMES:
             return _final(answer_text(raw), thought)
@@ -274,6 +278,9 @@ class _Reply:
         call = self._call_line(layout.text)
         if call is not None:
             return call
+        if unclosed_reasoning(self.raw):
+            return _error("the reply is reasoning that never reaches </think>; close the "
+                          "reasoning, then write the step")  # fmt: skip
         names = self.toolset.names if self.toolset is not None else ()
         problem = unwritten_step(layout.text, layout.scanner, names)
         return _error(problem) if problem is not None else _final(layout.text, "")

@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from graph.protocols.text.labels import Scanner
 
 _INTENT = re.compile(
-    r"\W*(?:(?:i|we)\s+)?(?:need to|needs to|should|will|must|have to|want to|am going to)\b"
-    r"|\W*(?:let me|let's|i'll|we'll|first,? (?:i|we)\b)|\W*(?:我需要|我将|我要|让我|首先)",
+    r"\W*+(?:(?:i|we)\s+)?(?:need to|needs to|should|will|must|have to|want to|am going to)\b"
+    r"|\W*+(?:let me|let's|i'll|we'll|first,? (?:i|we)\b)|\W*+(?:我需要|我将|我要|让我|首先)",
     re.IGNORECASE,
 )
 
