@@ -1,4 +1,4 @@
-"""N stateless worker processes sharing one PostgreSQL checkpointer.
+"""N stateless worker processes sharing one PostgreSQL checkpointer (`examples/worker.py`).
 
 Two long-lived worker processes take turns on one thread: A runs turn 1, B runs turn 2 and
 sees turn 1, A runs turn 3 and sees both, although A never ran turn 2. Everything a turn knows
@@ -21,8 +21,8 @@ import psycopg
 import pytest
 
 from graph import build_graph
-from graph.persistence.savers import open_saver
 from graph.persistence.locks import lock_key
+from graph.persistence.savers import open_saver
 from tests.support.openai_server import Reply, ScriptedOpenAIServer
 
 pytestmark = pytest.mark.integration
@@ -79,12 +79,12 @@ def worker_env(model_server: ScriptedOpenAIServer) -> dict[str, str]:
 
 
 class Worker:
-    """A long-lived `python -m tests.support.worker --serve` process."""
+    """A long-lived `python -m examples.worker --serve` process."""
 
     def __init__(self, url: str, env: dict[str, str]) -> None:
         command = ["--checkpointer", url, "--serve", "--protocol", "text"]
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "tests.support.worker", *command],
+            [sys.executable, "-m", "examples.worker", *command],
             cwd=REPO,
             env=env,
             stdin=subprocess.PIPE,
@@ -215,7 +215,7 @@ def test_a_thread_runs_on_one_worker_at_a_time(
 def test_one_shot_worker_command(
     database: str, worker_env: dict[str, str], model_server: ScriptedOpenAIServer
 ) -> None:
-    """`python -m tests.support.worker --thread T --question Q`: one turn, JSON out, exit 0."""
+    """`python -m examples.worker --thread T --question Q`: one turn, JSON out, exit 0."""
     thread = f"workers-{uuid.uuid4().hex}"
     seen = len(model_server.chat_requests)
     model_server.add(
@@ -226,7 +226,7 @@ def test_one_shot_worker_command(
     )
     command = ["--checkpointer", database, "--thread", thread, "--question", "What is 6 * 7?"]
     done = subprocess.run(
-        [sys.executable, "-m", "tests.support.worker", *command, "--protocol", "text"],
+        [sys.executable, "-m", "examples.worker", *command, "--protocol", "text"],
         cwd=REPO,
         env=worker_env,
         capture_output=True,

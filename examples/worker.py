@@ -4,23 +4,26 @@ Any number of these processes (on any number of machines) share one PostgreSQL c
 A worker keeps nothing about a conversation in memory: every turn loads the thread from the
 database, runs, and writes it back, so consecutive turns of one thread can go to different
 workers. While a turn runs, the worker holds the thread's advisory lock
-(`graph.persistence.locks.thread_lock`), so a second worker asked to run the same thread at the same time
-answers `busy` instead of interleaving checkpoints.
+(`graph.persistence.locks.thread_lock`), so a second worker asked to run the same thread at
+the same time answers `busy` instead of interleaving checkpoints.
 
 One turn, one process::
 
-    python -m tests.support.worker --checkpointer postgresql://... --thread T --question Q
+    python -m examples.worker --checkpointer postgresql://... --thread T --question Q
     # prints one JSON object: {"thread_id", "answer", "status", "error", "steps",
-    #                          "messages", "worker"}; exit 0 answered, 3 max_steps,
-    #                          1 error, 4 busy, 2 bad input or configuration
+    #                          "messages", "worker"}; exit status as the CLI's: 0 answered,
+    #                          1 error, 2 bad input or configuration, 3 stopped without an
+    #                          answer (max_steps, stuck, timeout), 4 paused, 5 busy
 
 A long-lived worker (a queue consumer, an HTTP handler...): one JSON request per stdin line,
 ``{"thread": T, "question": Q}``, one JSON answer per stdout line, until EOF::
 
-    python -m tests.support.worker --checkpointer postgresql://... --serve
+    python -m examples.worker --checkpointer postgresql://... --serve
 
 The model endpoint comes from the environment (`OPENAI_BASE_URL`, `OPENAI_API_KEY`,
-`REACT_AGENT_*`), as for every other way of running the agent.
+`REACT_AGENT_*`), as for every other way of running the agent. A turn that pauses for approval
+(`REACT_AGENT_APPROVE`) answers `paused`: this worker has nobody to ask, so use approvals with
+a client that can answer them (see `examples.sdk_client`).
 """
 
 from __future__ import annotations
@@ -34,11 +37,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from graph import build_graph
+from graph.cli.options import EXIT  # the exit statuses of the `react-agent` command
+from graph.persistence.locks import ThreadBusy, thread_lock
 from graph.persistence.savers import open_saver
 from graph.settings import ConfigError
-from graph.persistence.locks import ThreadBusy, thread_lock
-
-EXIT = {"answered": 0, "error": 1, "usage": 2, "max_steps": 3, "busy": 4}
 
 
 def run_turn(agent: Any, url: str, thread_id: str, question: str) -> dict[str, Any]:
@@ -55,10 +57,11 @@ def run_turn(agent: Any, url: str, thread_id: str, question: str) -> dict[str, A
         values = asyncio.run(locked())
     except ThreadBusy as exc:
         return {**base, "answer": None, "status": "busy", "error": str(exc)}
+    paused = bool(values.get("__interrupt__"))
     return {
         **base,
         "answer": values.get("answer"),
-        "status": values.get("status") or "error",
+        "status": "paused" if paused else values.get("status") or "error",
         "error": values.get("error"),
         "steps": len(values.get("steps") or []),
         "messages": len(values.get("messages") or []),
@@ -83,7 +86,7 @@ def serve(agent: Any, url: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m tests.support.worker",
+        prog="python -m examples.worker",
         description="Run agent turns on threads kept in a shared checkpointer.",
     )
     parser.add_argument("--checkpointer", required=True, help="postgresql://... (or sqlite:///)")
