@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from graph.protocols.text.arguments import EMPTY_INPUTS, CallArgs, call_value, unwrap
+from graph.protocols.text.arguments import EMPTY_INPUTS, CallArgs, call_value, unquote, unwrap
 from graph.protocols.text.blobs import MISSING, BlobCall, find_blob, read_object
 from graph.protocols.text.dialects import read_markup
 from graph.protocols.text.labels import ACTION, FINAL, INPUT
@@ -174,7 +174,7 @@ def answer_text(raw: Any) -> str:
         if len(raw) == 1 and isinstance(only := next(iter(raw.values())), str):
             return only
     if isinstance(raw, str):
-        return unwrap(raw)
+        return unquote(raw)
     return json.dumps(raw, ensure_ascii=False)
 
 

@@ -39,9 +39,37 @@ def single(spec: ToolSpec) -> str | None:
     return spec.required[0] if len(spec.required) == 1 else None
 
 
+def unfence(text: str) -> str:
+    """Text without a fence line left over from a fence around the whole reply: a closing
+    ``` at the end, or an opening ```lang at the start, that pairs with nothing."""
+    value = text.strip()
+    if value.count("```") % 2 == 1:
+        if value.endswith("```"):
+            value = value[:-3].rstrip()
+        elif value.startswith("```"):
+            value = value.partition("\n")[2].strip()
+    return value
+
+
+def unquote(text: str) -> str:
+    """Text without quotes around all of it (a JSON string is decoded)."""
+    value = text.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        if value[0] == '"':
+            try:
+                decoded = json.loads(value)
+                if isinstance(decoded, str):
+                    return decoded
+            except ValueError:
+                pass
+        if value[0] not in value[1:-1]:
+            return value[1:-1].strip()
+    return value
+
+
 def unwrap(text: str) -> str:
     """Text without a fence around all of it, surrounding quotes or backticks."""
-    value = text.strip()
+    value = unfence(text)
     fenced = _FENCED.match(value) if value.startswith("```") else None
     if fenced:
         value = fenced.group("body").strip()

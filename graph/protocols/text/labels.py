@@ -37,16 +37,18 @@ TABLE: tuple[tuple[str, bool, tuple[str, ...]], ...] = (
     (THOUGHT, True, ("thought", "thoughts", "思考", "想法", "思路", "思考过程")),
     (THOUGHT, False, ("thinking", "reasoning", "推理")),
     (ACTION, True, ("action", "行动", "动作")),
-    (ACTION, False, ("tool", "tool name", "action name", "工具", "工具名称", "操作", "调用工具")),
+    (ACTION, False, ("tool", "tool name", "action name", "act", "function", "✿function✿")),
+    (ACTION, False, ("工具", "工具名称", "操作", "调用工具")),
     (INPUT, True, ("action input", "tool input", "行动输入", "动作输入", "工具输入", "操作输入")),
     (
         INPUT,
         False,
-        ("action inputs", "action args", "tool args", "tool arguments", "input", "输入", "参数"),
+        ("action inputs", "action args", "tool args", "tool arguments", "arguments", "input"),
     ),
+    (INPUT, False, ("✿args✿", "输入", "参数")),
     (FINAL, True, ("final answer", "最终答案", "最终回答", "最终答复", "最后答案", "最终结果")),
-    (FINAL, False, ("answer", "final response", "ai", "答案", "回答")),  # "AI:" LangChain convo
-    (OBSERVATION, True, ("observation", "observations", "观察", "观察结果")),
+    (FINAL, False, ("answer", "final response", "ai", "✿return✿", "答案", "回答")),  # AI: convo
+    (OBSERVATION, True, ("observation", "observations", "✿result✿", "观察", "观察结果")),
 )
 
 KIND_OF: dict[str, tuple[str, bool]] = {
@@ -92,7 +94,7 @@ def _pattern(kinds: tuple[str, ...], flags: int, *, strong_only: bool = False) -
     return re.compile(
         r"\n(?P<deco>[ \t\-*+>#_\d.)]*+)(?P<word>" + _trie(spellings) + r")"
         r"(?:[ \t]*\#?\d{1,3})?[ \t]*(?P<close>\*\*|__|\*|_)?[ \t]*"
-        r"(?P<colon>[:：]|(?=[ \t]*(?:\*\*|__)?[ \t]*(?:\n|\Z)))"
+        r"(?P<colon>[:：]|[ \t][-–—](?=[ \t])|(?=[ \t]*(?:\*\*|__)?[ \t]*(?:\n|\Z)))"
         r"(?:[ \t]*(?:\*\*|__)(?=[ \t]*\S))?[ \t]*",
         flags,
     )

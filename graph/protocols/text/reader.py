@@ -56,6 +56,7 @@ from graph.protocols.text.actions import (
     section_action,
     split_call,
 )
+from graph.protocols.text.arguments import unfence
 from graph.protocols.text.blobs import BlobCall, find_blob
 from graph.protocols.text.dialects import read_markup, translate_tokens
 from graph.protocols.text.labels import (
@@ -124,7 +125,7 @@ def _error(message: str, thought: str = "") -> ReactStep:
 
 
 def _final(answer: str, thought: str) -> ReactStep:
-    answer = answer.strip()
+    answer = unfence(answer)
     if not answer:
         return _error("the Final Answer is empty", thought)
     return ReactStep(kind="final", thought=thought, answer=answer)
@@ -150,8 +151,6 @@ class _Reply:
             if split_layout.items or not layout.labelled:
                 layout = split_layout
         return step if step is not None else self._fallback(layout)
-
-    # -- labelled sections ---------------------------------------------------------------
 
     def _decide(self, layout: Layout) -> ReactStep | None:
         """The step the line-start labels decide, or None when they decide nothing."""

@@ -20,9 +20,10 @@ from collections.abc import Sequence
 
 from graph.protocols.text.labels import Scanner
 
+_LEAD = re.compile(r"\W*+")
 _INTENT = re.compile(
-    r"\W*+(?:(?:i|we)\s+)?(?:need to|needs to|should|will|must|have to|want to|am going to)\b"
-    r"|\W*+(?:let me|let's|i'll|we'll|first,? (?:i|we)\b)|\W*+(?:我需要|我将|我要|让我|首先)",
+    r"(?:(?:i|we)\s+)?(?:need to|needs to|should|will|must|have to|want to|am going to)\b"
+    r"|let me|let's|i'll|we'll|first,? (?:i|we)\b|我需要|我将|我要|让我|首先",
     re.IGNORECASE,
 )
 
@@ -35,7 +36,8 @@ def unwritten_step(text: str, scanner: Scanner, tool_names: Sequence[str]) -> st
     if text.rstrip().endswith((":", "：")):
         return ("no Action or Final Answer found: the reply ends with a colon but writes "
                 "nothing after it")  # fmt: skip
-    if _INTENT.match(text):
+    start = _LEAD.match(text, 0, 200).end()  # the intent is read where the words begin
+    if _INTENT.match(text, start, start + 200):
         return ("no Action or Final Answer found: the reply says what it will do; write the "
                 "Action and Action Input that do it")  # fmt: skip
     named = named_tool(text, tool_names)
