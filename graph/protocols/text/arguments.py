@@ -101,12 +101,18 @@ def from_text(text: str, spec: ToolSpec) -> Any:
     if text[:1] == "[" and (found := read_value(text, repair=False)) and found.end == len(text):
         return found.value
     call = _CALL.match(text)
-    if call is not None:
+    # `f(...)` is the arguments when it calls the tool itself, or when the tool takes several
+    # arguments (no text fits it as is); for a one-argument tool it may be the value (code)
+    if call is not None and (_calls(call.group("name"), spec.name) or single(spec) is None):
         value = call_value(CallArgs(call.group("args")), spec)
         if not isinstance(value, str):
             return value
     pairs = _pairs(text, spec)
     return pairs if pairs is not None else text
+
+
+def _calls(written: str, name: str) -> bool:
+    return written.rsplit(".", 1)[-1].lower() == name.lower()
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,15 @@ TABLE: tuple[tuple[str, bool, tuple[str, ...]], ...] = (
     (
         INPUT,
         False,
-        ("action inputs", "action args", "tool args", "tool arguments", "arguments", "input"),
+        (
+            "action inputs",
+            "action args",
+            "tool args",
+            "tool arguments",
+            "arguments",
+            "input",
+            "act input",
+        ),
     ),
     (INPUT, False, ("✿args✿", "输入", "参数")),
     (FINAL, True, ("final answer", "最终答案", "最终回答", "最终答复", "最后答案", "最终结果")),
