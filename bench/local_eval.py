@@ -1,21 +1,32 @@
-"""A dozen offline tasks on the embedded local model, with and without the ReAct grammar.
+"""Offline tasks on the embedded local model: accuracy, time and steps per prompt mode and model.
 
-Runs the agent (text protocol, `max_steps` 4) against the packaged Gemma 3 270M (or
-`REACT_AGENT_GGUF`) through `graph.local_model`, on offline tools only (calculator,
-knowledge_search over the sample notes, current_time), in three modes:
+Every task runs with ALL default tools offered (calculator, weather, wikipedia,
+knowledge_search, web_fetch, current_time), on the text protocol, under the run policies
+recommended for the embedded model (`graph.models.local`: `ANSWER_AFTER` observations before
+only a Final Answer is offered, `STEP_TOKENS` per step, `RUN_DEADLINE` seconds per run). The
+tasks need only offline tools: arithmetic in symbols, in words and in Chinese, look-ups in the
+shipped sample notes (`tools/knowledge_base/`), the clock, two tools in sequence, and questions
+that need no tool. A task succeeds when the run ends with a Final Answer that contains what the
+task expects (for the clock: the date or hh:mm the tool really returned).
 
-- `free`: no grammar (what the model writes is what the parser gets);
-- `grammar`: every reply constrained by `graph.grammar.grammar_for(tools)`;
-- `grammar+budget`: the same, and after 2 observations only a Final Answer is allowed
-  (`chat_model(..., final_after=2)`).
+Prompt modes (`--modes`, comma-separated):
 
-Prints one Markdown table per mode (success, status, steps, invalid replies, prompt/completion
-tokens, wall time per task) and a summary, and writes everything to
-`bench/results/local_eval.json`. A task succeeds when the run ends `answered` and the answer
-contains what the task expects.
+- `chat`: the text protocol's system prompt through the chat endpoint (the old way), grammar;
+- `all`: few-shot completion prompt with every example of the offered tools, grammar;
+- `pick`: few-shot completion prompt with the 4 examples closest to the question, grammar;
+- `pick-free`: `pick` without the grammar.
 
-    uv run --extra local python bench/local_eval.py            # ~10-20 min on 2 cores
-    uv run --extra local python bench/local_eval.py --quick    # 3 tasks, grammar modes only
+The loop is driven here, exactly as the agent's contract with `LocalCompletionModel` says
+(bind_tools, stop, grammar, then the conversation in LangChain's standard form), so the figures
+do not depend on the agent's wiring of the policies.
+
+    uv run --extra local python bench/local_eval.py                     # all tasks, pick mode
+    uv run --extra local python bench/local_eval.py --modes chat,all,pick,pick-free
+    uv run --extra local python bench/local_eval.py --gguf path/to/model.gguf --only kb
+    uv run --extra local python bench/local_eval.py --quick             # 15 tasks
+
+Prints a line per task, then a Markdown table per mode and model, and writes
+`bench/results/local_eval.json`.
 """
 
 from __future__ import annotations
@@ -25,97 +36,235 @@ import json
 import os
 import platform
 import re
+import statistics
 import sys
 import time
+import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage  # noqa: E402
 
-from graph import build_graph  # noqa: E402
-from graph.local_model import LocalServer, chat_model, local_available  # noqa: E402
-from tools import load_tools  # noqa: E402
+from graph.models.local import (  # noqa: E402
+    ANSWER_AFTER,
+    RUN_DEADLINE,
+    STEP_TOKENS,
+    LocalServer,
+    chat_model,
+    local_available,
+)
+from graph.protocols.text.grammar import grammar_for, request_options  # noqa: E402
+from graph.protocols.text.prompts import invalid_reply_observation, text_system_prompt  # noqa: E402
+from graph.protocols.text.reader import parse_react  # noqa: E402
+from tools import TOOL_NAMES, load_tools  # noqa: E402
 
-TOOLS = ["calculator", "knowledge_search", "current_time"]
 MAX_STEPS = 4
-MAX_TOKENS = 256  # per reply; without a grammar a small model writes until this
+
+Check = Callable[[str, list[dict]], bool]
 
 
-def contains(*needles: str) -> Callable[[str, dict], bool]:
-    def check(answer: str, _out: dict) -> bool:
-        low = answer.lower()
-        return any(n.lower() in low for n in needles)
+def number(*values: str) -> Check:
+    """The answer contains one of these numbers (digits not glued to other digits; 1,024 ok)."""
+
+    def check(answer: str, _steps: list[dict]) -> bool:
+        plain = re.sub(r"(?<=\d),(?=\d{3})", "", answer)
+        return any(re.search(rf"(?<![\d.]){re.escape(v)}(?![\d])", plain) for v in values)
 
     return check
 
 
-def clock(answer: str, out: dict) -> bool:
-    """The answer repeats the date or the hh:mm that current_time returned."""
-    seen = [s.get("observation") or "" for s in out["steps"] if s.get("tool") == "current_time"]
-    for text in seen:
-        for piece in re.findall(r"\d{4}-\d{2}-\d{2}|\d{2}:\d{2}", text):
-            if piece in answer:
+def words(*needles: str) -> Check:
+    def check(answer: str, _steps: list[dict]) -> bool:
+        low = answer.casefold()
+        return any(n.casefold() in low for n in needles)
+
+    return check
+
+
+def clock(zone: str) -> Check:
+    """The clock was asked for this zone, and the answer repeats the date or the hh:mm that it
+    really returned."""
+
+    def check(answer: str, steps: list[dict]) -> bool:
+        for step in steps:
+            if step.get("tool") == "current_time" and f"({zone}," in step["observation"]:
+                for piece in re.findall(r"\d{4}-\d{2}-\d{2}|\d{2}:\d{2}", step["observation"]):
+                    if piece in answer:
+                        return True
+        return False
+
+    return check
+
+
+def weekday(answer: str, steps: list[dict]) -> bool:
+    for step in steps:
+        if step.get("tool") == "current_time" and "(America/New_York," in step["observation"]:
+            day = step["observation"].rsplit(", ", 1)[-1].strip()
+            if day and day.casefold() in answer.casefold():
                 return True
     return False
 
 
-@dataclass
+def year_times_two(answer: str, steps: list[dict]) -> bool:
+    return number(str(datetime.now(UTC).year * 2))(answer, steps)
+
+
+@dataclass(frozen=True)
 class Task:
     name: str
+    kind: str  # arithmetic | knowledge | clock | two-step | no-tool
     question: str
-    check: Callable[[str, dict], bool]
-    kind: str
+    check: Check
+    tool: str | None  # the tool a right run uses first (None: no tool)
 
 
-TASKS = [
-    Task("mul", "What is 17 * 23?", contains("391"), "arithmetic"),
-    Task("add", "What is 123 + 456?", contains("579"), "arithmetic"),
-    Task("pow", "What is 2 ** 10?", contains("1024", "1,024"), "arithmetic"),
-    Task("sqrt", "What is the square root of 144?", contains("12"), "arithmetic"),
-    Task("percent", "What is 15% of 80?", contains("12"), "arithmetic"),
-    Task(
-        "kb-count",
-        "How many tools does the agent ship? Search my notes.",
-        contains("six", "6"),
-        "knowledge",
-    ),
-    Task(
-        "kb-setting",
-        "Which setting picks the Wikipedia language edition? Search my notes.",
-        contains("REACT_AGENT_WIKIPEDIA_LANG"),
-        "knowledge",
-    ),
-    Task(
-        "kb-storage",
-        "Where can checkpoints be kept? Search my notes.",
-        contains("sqlite", "postgres", "memory"),
-        "knowledge",
-    ),
-    Task("clock-utc", "What time is it now in UTC?", clock, "clock"),
-    Task("clock-tokyo", "What is the date today in Tokyo (Asia/Tokyo)?", clock, "clock"),
-    Task(
-        "two-step-kb",
-        "Search my notes for how many tools the agent ships, then multiply that number by 7.",
-        contains("42"),
-        "two-step",
-    ),
-    Task(
-        "two-step-calc",
-        "Compute 17 * 23, then subtract 91 from the result.",
-        contains("300"),
-        "two-step",
-    ),
-]
+def _tasks() -> list[Task]:
+    a, k, c, t, n = "arithmetic", "knowledge", "clock", "two-step", "no-tool"
+    calc, kb, now = "calculator", "knowledge_search", "current_time"
+    return [
+        Task("mul", a, "What is 17 * 23?", number("391"), calc),
+        Task("add", a, "What is 123 + 456?", number("579"), calc),
+        Task("pow", a, "What is 2 ** 10?", number("1024"), calc),
+        Task("sub", a, "What is 1000 - 387?", number("613"), calc),
+        Task("div", a, "What is 144 / 12?", number("12"), calc),
+        Task("parens", a, "Calculate (15 + 5) * 3.", number("60"), calc),
+        Task("decimal", a, "What is 7.5 * 4?", number("30"), calc),
+        Task("square", a, "What is 99 * 99?", number("9801"), calc),
+        Task("words-mul", a, "What is seventeen times twenty-three?", number("391"), calc),
+        Task("words-add", a, "What is three hundred plus forty-five?", number("345"), calc),
+        Task("percent", a, "How much is 15 percent of 80?", number("12"), calc),
+        Task("sqrt", a, "What is the square root of 144?", number("12"), calc),
+        Task("half", a, "What is half of 250?", number("125"), calc),
+        Task(
+            "apples", a, "I have 12 boxes with 8 apples each. How many apples?", number("96"), calc
+        ),
+        Task("zh-mul", a, "17乘以23等于多少？", number("391"), calc),
+        Task("zh-add", a, "100加250等于多少？", number("350"), calc),
+        Task("zh-sub", a, "计算 88 减 29。", number("59"), calc),
+        Task("zh-div", a, "48除以6是多少？", number("8"), calc),
+        Task(
+            "kb-count",
+            k,
+            "How many tools does the agent ship? Search my notes.",
+            words("six", "6"),
+            kb,
+        ),
+        Task(
+            "kb-wiki-lang",
+            k,
+            "Which setting picks the Wikipedia language edition? Search my notes.",
+            words("REACT_AGENT_WIKIPEDIA_LANG"),
+            kb,
+        ),
+        Task(
+            "kb-storage",
+            k,
+            "Where can checkpoints be kept, according to my notes?",
+            words("sqlite", "postgres", "memory"),
+            kb,
+        ),
+        Task(
+            "kb-react",
+            k,
+            "What does ReAct stand for? Check my notes.",
+            words("reasoning and acting"),
+            kb,
+        ),
+        Task(
+            "kb-fetch-allow",
+            k,
+            "Which setting lets web_fetch read private hosts? Search my notes.",
+            words("REACT_AGENT_FETCH_ALLOW"),
+            kb,
+        ),
+        Task(
+            "kb-zone",
+            k,
+            "What time zone does current_time use by default? Search my notes.",
+            words("UTC"),
+            kb,
+        ),
+        Task(
+            "kb-provider",
+            k,
+            "Which weather provider is the default? Search my notes.",
+            words("open-meteo", "open meteo"),
+            kb,
+        ),
+        Task(
+            "kb-zh-provider",
+            k,
+            "我的笔记里，天气工具默认用哪个数据源？",
+            words("open-meteo", "open meteo"),
+            kb,
+        ),
+        Task(
+            "kb-thread",
+            k,
+            "What happens when I run again with the same thread id? Search my notes.",
+            words("continue", "same conversation", "loaded"),
+            kb,
+        ),
+        Task(
+            "kb-dir",
+            k,
+            "Which environment variable sets the knowledge base folder? Check my notes.",
+            words("REACT_AGENT_KB_DIR"),
+            kb,
+        ),
+        Task("clock-utc", c, "What time is it now in UTC?", clock("UTC"), now),
+        Task("clock-tokyo", c, "What is the date today in Tokyo?", clock("Asia/Tokyo"), now),
+        Task("clock-ny-day", c, "What day of the week is it in New York?", weekday, now),
+        Task("clock-zh", c, "现在上海几点？", clock("Asia/Shanghai"), now),
+        Task("clock-london", c, "What is today's date in London?", clock("Europe/London"), now),
+        Task("clock-paris", c, "What time is it in Paris right now?", clock("Europe/Paris"), now),
+        Task(
+            "two-kb-calc",
+            t,
+            "Search my notes for how many tools the agent ships, then multiply that number by 7.",
+            number("42"),
+            kb,
+        ),
+        Task(
+            "two-calc", t, "Compute 17 * 23, then subtract 91 from the result.", number("300"), calc
+        ),
+        Task("two-calc-div", t, "Compute 25 * 4, then divide the result by 5.", number("20"), calc),
+        Task(
+            "two-year",
+            t,
+            "What year is it now in UTC? Multiply that year by 2.",
+            year_times_two,
+            now,
+        ),
+        Task(
+            "two-kb-add",
+            t,
+            "How many tools ship with the agent according to my notes? Add 10 to that number.",
+            number("16"),
+            kb,
+        ),
+        Task("direct-fr", n, "Translate 'thank you' into French.", words("merci"), None),
+        Task("direct-es", n, "Say hello in Spanish.", words("hola"), None),
+        Task("direct-opposite", n, "What is the opposite of 'hot'?", words("cold"), None),
+        Task("direct-caps", n, "Write the word 'dog' in capital letters.", words("DOG"), None),
+        Task("direct-zh", n, "请用英语说“谢谢”。", words("thank you", "thanks"), None),
+    ]
+
+
+TASKS = _tasks()
+SINGLE = ("arithmetic", "knowledge", "clock")
 
 MODES: dict[str, dict[str, Any]] = {
-    "free": {"grammar": False},
-    "grammar": {"grammar": True},
-    "grammar+budget": {"grammar": True, "final_after": 2},
+    "chat": {"options": {"prompt_mode": "chat"}, "grammar": True},
+    "all": {"options": {"examples": "all"}, "grammar": True},
+    "pick": {"options": {"examples": "pick"}, "grammar": True},
+    "pick-free": {"options": {"examples": "pick"}, "grammar": False},
 }
 
 
@@ -124,148 +273,216 @@ class Result:
     task: str
     kind: str
     mode: str
+    model: str
     success: bool
-    status: str
+    right_tool: bool
+    ended: str  # answered | deadline | max_steps | invalid
     answer: str
-    actions: int
-    invalid: int
-    prompt_tokens: int
-    completion_tokens: int
     seconds: float
-    calls: list[str] = field(default_factory=list)
+    steps: list[dict] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    invalid: int = 0
 
 
-def run_task(server: LocalServer, task: Task, mode: str) -> Result:
-    tools = load_tools(TOOLS)
-    model = chat_model(server, tools, max_tokens=MAX_TOKENS, timeout=300, **MODES[mode])
-    agent = build_graph(
-        model=model,
-        tools=tools,
-        checkpointer=InMemorySaver(),
-        protocol="text",
-        max_steps=MAX_STEPS,
-    )
-    started = time.perf_counter()
-    out = agent.invoke(
-        {"messages": [("user", task.question)]},
-        {"configurable": {"thread_id": f"{task.name}-{mode}"}},
-    )
-    seconds = time.perf_counter() - started
-    steps = out.get("steps") or []
-    usage = [s["usage"] for s in steps if s.get("usage")]
-    answer = out.get("answer") or ""
-    status = out.get("status") or "?"
+def run_task(model: Any, tools: list, task: Task, mode: str, label: str, grammar: bool) -> Result:
+    """One run, the agent's loop and policies: answer budget, tokens per step, deadline."""
+    by_name = {t.name: t for t in tools}
+    messages: list[Any] = [
+        SystemMessage(text_system_prompt(tools)),
+        HumanMessage(task.question, id=f"q-{uuid.uuid4().hex[:8]}"),
+    ]
+    steps: list[dict] = []
+    started = time.monotonic()
+    deadline = started + RUN_DEADLINE
+    ended, answer, usage_in, usage_out, invalid = "max_steps", "", 0, 0, 0
+    for _ in range(MAX_STEPS):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0.5:
+            ended = "deadline"
+            break
+        offered = tools if len(steps) < ANSWER_AFTER else []
+        options: dict[str, Any] = {"stop": ["Observation:"], "max_tokens": STEP_TOKENS}
+        if grammar:
+            options |= request_options(grammar_for(offered))
+        try:
+            reply = model.bind_tools(offered).bind(**options).invoke(messages, timeout=remaining)
+        except TimeoutError:
+            ended = "deadline"
+            break
+        usage = reply.usage_metadata or {}
+        usage_in += usage.get("input_tokens", 0)
+        usage_out += usage.get("output_tokens", 0)
+        step = parse_react(reply.text)
+        if step.kind == "final":
+            ended, answer = "answered", step.answer or ""
+            break
+        if (
+            step.kind == "error"
+            or step.tool not in by_name
+            or not isinstance(step.tool_input, dict)
+        ):
+            invalid += 1
+            error = step.error or f"unknown tool {step.tool!r} or bad input"
+            messages += [
+                AIMessage(reply.text),
+                HumanMessage(
+                    invalid_reply_observation(error, list(by_name)),
+                    id=f"do-not-render-{uuid.uuid4().hex[:8]}",
+                ),
+            ]
+            ended = "invalid"
+            continue
+        call_id = f"call_{uuid.uuid4().hex[:12]}"
+        try:
+            observation = str(by_name[step.tool].invoke(step.tool_input))
+        except Exception as exc:  # the agent turns tool failures into observations too
+            observation = f"Error: {exc}"
+        steps.append({"tool": step.tool, "input": step.tool_input, "observation": observation})
+        messages += [
+            AIMessage(
+                step.thought,
+                tool_calls=[{"id": call_id, "name": step.tool, "args": step.tool_input}],
+            ),
+            ToolMessage(observation, tool_call_id=call_id),
+        ]
+    seconds = time.monotonic() - started
+    first = steps[0]["tool"] if steps else None
     return Result(
         task=task.name,
         kind=task.kind,
         mode=mode,
-        success=status == "answered" and task.check(answer, out),
-        status=status,
+        model=label,
+        success=ended == "answered" and task.check(answer, steps),
+        right_tool=first == task.tool,
+        ended=ended,
         answer=answer,
-        actions=sum(1 for s in steps if s["kind"] == "action"),
-        invalid=sum(1 for s in steps if s["kind"] == "invalid"),
-        prompt_tokens=sum(u.get("input_tokens", 0) for u in usage),
-        completion_tokens=sum(u.get("output_tokens", 0) for u in usage),
         seconds=seconds,
-        calls=[
-            f"{s['tool']} {json.dumps(s.get('tool_input'), ensure_ascii=False)}"
-            for s in steps
-            if s["kind"] == "action"
-        ],
+        steps=steps,
+        prompt_tokens=usage_in,
+        completion_tokens=usage_out,
+        invalid=invalid,
     )
 
 
-def table(rows: list[Result]) -> str:
+def summary(results: list[Result]) -> str:
     lines = [
-        "| task | ok | status | actions | invalid | prompt tok | completion tok | s | answer |",
-        "|---|---|---|---:|---:|---:|---:|---:|---|",
+        "| model | mode | all tasks | single-tool | two-step | no-tool | right first tool | "
+        "median s | max s | mean steps | invalid |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for r in rows:
-        answer = " ".join(r.answer.split())
-        answer = (answer[:60] + "…") if len(answer) > 60 else answer
-        answer = answer.replace("|", "\\|")
+    keys = list(dict.fromkeys((r.model, r.mode) for r in results))
+    for model, mode in keys:
+        rows = [r for r in results if (r.model, r.mode) == (model, mode)]
+
+        def rate(selected: list[Result]) -> str:
+            if not selected:
+                return "–"
+            ok = sum(r.success for r in selected)
+            return f"{ok}/{len(selected)} ({100 * ok / len(selected):.0f} %)"
+
+        seconds = [r.seconds for r in rows]
         lines.append(
-            f"| {r.task} | {'yes' if r.success else 'no'} | {r.status} | {r.actions} | "
-            f"{r.invalid} | {r.prompt_tokens} | {r.completion_tokens} | {r.seconds:.1f} | "
-            f"{answer} |"
+            f"| {model} | {mode} | {rate(rows)} | {rate([r for r in rows if r.kind in SINGLE])} | "
+            f"{rate([r for r in rows if r.kind == 'two-step'])} | "
+            f"{rate([r for r in rows if r.kind == 'no-tool'])} | "
+            f"{sum(r.right_tool for r in rows)}/{len(rows)} | "
+            f"{statistics.median(seconds):.1f} | {max(seconds):.1f} | "
+            f"{statistics.mean(len(r.steps) for r in rows):.1f} | {sum(r.invalid for r in rows)} |"
         )
     return "\n".join(lines)
 
 
-def summary(results: list[Result], modes: list[str]) -> str:
-    lines = [
-        "| mode | success | answered | invalid replies | mean actions | prompt tok | "
-        "completion tok | total s | mean s |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for mode in modes:
-        rows = [r for r in results if r.mode == mode]
-        if not rows:
-            continue
-        n = len(rows)
-        lines.append(
-            f"| {mode} | {sum(r.success for r in rows)}/{n} | "
-            f"{sum(r.status == 'answered' for r in rows)}/{n} | {sum(r.invalid for r in rows)} | "
-            f"{sum(r.actions for r in rows) / n:.1f} | {sum(r.prompt_tokens for r in rows)} | "
-            f"{sum(r.completion_tokens for r in rows)} | {sum(r.seconds for r in rows):.0f} | "
-            f"{sum(r.seconds for r in rows) / n:.1f} |"
-        )
+def by_kind(results: list[Result]) -> str:
+    kinds = list(dict.fromkeys(r.kind for r in results))
+    lines = ["| model | mode | " + " | ".join(kinds) + " |", "|---|---|" + "---:|" * len(kinds)]
+    for model, mode in dict.fromkeys((r.model, r.mode) for r in results):
+        cells = []
+        for kind in kinds:
+            rows = [r for r in results if (r.model, r.mode, r.kind) == (model, mode, kind)]
+            cells.append(f"{sum(r.success for r in rows)}/{len(rows)}")
+        lines.append(f"| {model} | {mode} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="3 tasks, grammar modes only")
-    parser.add_argument("--modes", default=",".join(MODES), help="comma-separated modes")
-    parser.add_argument("--tasks", default="", help="comma-separated task names (default all)")
+    parser.add_argument("--modes", default="pick", help=f"comma-separated: {', '.join(MODES)}")
+    parser.add_argument(
+        "--gguf", action="append", default=[], help="model file(s) (default: packaged)"
+    )
+    parser.add_argument("--base-url", default="", help="use a running llama.cpp server instead")
+    parser.add_argument("--only", default="", help="task kinds or names, comma-separated")
+    parser.add_argument("--quick", action="store_true", help="15 tasks, every kind")
+    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "local_eval.json"))
     args = parser.parse_args()
-    if not local_available():
+    if not args.base_url and not local_available():
         print("The local extra is not installed: uv sync --extra local", file=sys.stderr)
         return 2
-    for name in list(os.environ):
-        if name.startswith("REACT_AGENT_") and name != "REACT_AGENT_GGUF":
-            os.environ.pop(name)
     modes = [m for m in args.modes.split(",") if m]
     tasks = TASKS
-    if args.tasks:
-        tasks = [t for t in TASKS if t.name in args.tasks.split(",")]
+    if args.only:
+        wanted = set(args.only.split(","))
+        tasks = [t for t in TASKS if t.kind in wanted or t.name in wanted]
     if args.quick:
-        tasks, modes = TASKS[:1] + TASKS[5:6] + TASKS[8:9], ["grammar", "grammar+budget"]
+        names = {
+            "mul", "words-add", "zh-mul", "percent", "kb-count", "kb-storage", "kb-thread",
+            "kb-zh-provider", "clock-utc", "clock-tokyo", "clock-zh", "two-calc", "two-kb-calc",
+            "direct-fr", "direct-zh",
+        }  # fmt: skip
+        tasks = [t for t in TASKS if t.name in names]
+    tools = load_tools(TOOL_NAMES)
     results: list[Result] = []
-    with LocalServer() as server:
-        for mode in modes:
-            for task in tasks:
-                result = run_task(server, task, mode)
-                results.append(result)
-                print(
-                    f"{mode:>15} {task.name:<14} {'ok ' if result.success else 'no '} "
-                    f"{result.status:<10} {result.seconds:6.1f} s  {result.calls}",
-                    file=sys.stderr,
-                    flush=True,
-                )
-        model_file, startup = str(server.model), server.startup_seconds
-    for mode in modes:
-        print(f"\n### {mode}\n")
-        print(table([r for r in results if r.mode == mode]))
-    print("\n### summary\n")
-    print(summary(results, modes))
-    out = ROOT / "bench" / "results" / "local_eval.json"
+    servers = args.gguf or [None]
+    meta: list[dict] = []
+    for gguf in servers:
+        server = None
+        if args.base_url:
+            base_url, label = args.base_url, "server"
+        else:
+            server = LocalServer(gguf, progress=None).start()
+            base_url, label = server.base_url, server.model.name
+            meta.append({"model": label, "startup_seconds": server.startup_seconds})
+        try:
+            for mode in modes:
+                model = chat_model(base_url, **MODES[mode]["options"])
+                for task in tasks:
+                    r = run_task(model, tools, task, mode, label, MODES[mode]["grammar"])
+                    results.append(r)
+                    calls = [
+                        f"{s['tool']} {json.dumps(s['input'], ensure_ascii=False)}" for s in r.steps
+                    ]
+                    print(
+                        f"{label[:22]:<22} {mode:<9} {task.name:<15} "
+                        f"{'ok ' if r.success else 'no '}{r.ended:<9} {r.seconds:5.1f} s "
+                        f"{calls} -> {r.answer[:70]!r}",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+        finally:
+            if server is not None:
+                server.stop()
+    print("\n" + summary(results) + "\n\n" + by_kind(results))
+    out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     payload = {
-        "model_file": model_file,
-        "server_startup_seconds": startup,
-        "max_steps": MAX_STEPS,
-        "max_tokens": MAX_TOKENS,
-        "tools": TOOLS,
+        "servers": meta,
+        "policies": {
+            "answer_after": ANSWER_AFTER,
+            "step_tokens": STEP_TOKENS,
+            "run_deadline": RUN_DEADLINE,
+            "max_steps": MAX_STEPS,
+        },
+        "tools": list(TOOL_NAMES),
         "machine": {
             "cpus": os.cpu_count(),
             "load_average": os.getloadavg(),
             "python": platform.python_version(),
         },
-        "results": [r.__dict__ for r in results],
+        "results": [asdict(r) for r in results],
     }
     out.write_text(json.dumps(payload, indent=2, ensure_ascii=False))
-    print(f"\nwrote {out.relative_to(ROOT)}")
+    print(f"\nwrote {out}")
     return 0
 
 

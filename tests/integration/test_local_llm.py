@@ -1,10 +1,11 @@
-"""The embedded local model end to end: a real llama.cpp server with the packaged Gemma 3 270M,
-the agent on the text protocol with grammar-constrained decoding.
+"""The embedded local model end to end: a real llama.cpp server with the packaged model, the
+agent on the text protocol with grammar-constrained decoding and the few-shot completion prompt.
 
 What is asserted is what the grammar guarantees (every step parses, every action names a real
 tool with a schema-valid input, the run ends with a status), what the server manager
-guarantees (no server outlives its owner, however the owner ends), and the arithmetic answer.
-One server serves the whole module. Needs the `local` extra (CI installs it).
+guarantees (no server outlives its owner, however the owner ends), and the arithmetic answer,
+with all default tools enabled. One server serves the whole module. Needs the `local` extra
+(CI installs it).
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from langchain_core.tools import BaseTool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph import build_graph
-from graph.local_model import (
+from graph.models.local import (
+    ANSWER_AFTER,
+    STEP_TOKENS,
     LocalModelError,
     LocalServer,
     chat_model,
@@ -33,7 +36,9 @@ from graph.local_model import (
     local_server,
     stop_local_server,
 )
-from tools import load_tools
+from graph.protocols.text.grammar import grammar_for, request_options
+from graph.protocols.text.reader import parse_react
+from tools import TOOL_NAMES, load_tools
 
 pytestmark = [
     pytest.mark.local_llm,
@@ -75,11 +80,14 @@ def server() -> Iterator[LocalServer]:
 
 def _run(server: LocalServer, question: str, tools: list[BaseTool], **options: object) -> dict:
     agent = build_graph(
-        model=chat_model(server, tools, grammar=True, final_after=2),
+        model=chat_model(server, tools),
         tools=tools,
         checkpointer=InMemorySaver(),
         protocol="text",
         max_steps=4,
+        constrained_decoding="on",  # a model object is not "the embedded model" to `auto`
+        answer_after=ANSWER_AFTER,
+        max_tokens=STEP_TOKENS,
         **options,
     )
     return agent.invoke(
@@ -105,9 +113,8 @@ def _assert_guarantees(out: dict, tools: list[BaseTool]) -> None:
 
 def test_the_server_serves_the_packaged_model(server: LocalServer) -> None:
     assert server.running and server.base_url.startswith("http://127.0.0.1:")
-    models = httpx.get(f"{server.base_url}/models", timeout=10).json()
+    models = httpx.get(f"{server.base_url}/models", timeout=10, trust_env=False).json()
     assert [m["id"] for m in models["data"]] == ["local"]
-    assert server.chat_format == "react-agent-gemma"  # the GGUF has no chat template
 
 
 def test_arithmetic_through_the_agent(server: LocalServer) -> None:
@@ -123,28 +130,39 @@ def test_arithmetic_through_the_agent(server: LocalServer) -> None:
     assert elapsed < 240
 
 
+def test_arithmetic_with_all_default_tools(server: LocalServer) -> None:
+    """Six tools offered, their examples picked by the question: the calculator, and 391."""
+    tools = load_tools(TOOL_NAMES)
+    started = time.monotonic()
+    out = _run(server, "What is 17 * 23?", tools)
+    elapsed = time.monotonic() - started
+    _assert_guarantees(out, tools)
+    assert out["status"] == "answered", out
+    assert "391" in out["answer"], out
+    calls = [s for s in out["steps"] if s["kind"] == "action"]
+    assert calls and calls[0]["tool"] == "calculator"
+    assert elapsed < 120
+
+
 def test_a_knowledge_base_question(server: LocalServer) -> None:
-    tools = load_tools(OFFLINE_TOOLS)
+    tools = load_tools(TOOL_NAMES)
     out = _run(server, "How do I resume a run that stopped? Search my notes.", tools)
     _assert_guarantees(out, tools)
 
 
-def test_without_the_grammar_the_request_carries_none(server: LocalServer) -> None:
-    model = chat_model(server, load_tools(OFFLINE_TOOLS), grammar=False, max_tokens=16)
-    payload = model._get_request_payload([("user", "hi")], stop=["Observation:"])
-    assert "grammar" not in (payload.get("extra_body") or {})
-    assert payload["max_tokens"] == 16  # by the name llama.cpp reads (not max_completion_tokens)
-    reply = model.invoke("Say hi.", stop=["Observation:"])
-    assert reply.usage_metadata and 0 < reply.usage_metadata["output_tokens"] <= 16
-
-
-def test_the_answer_budget_switches_to_the_answer_only_grammar(server: LocalServer) -> None:
-    model = chat_model(server, load_tools(OFFLINE_TOOLS), final_after=1)
-    question = [("system", "s"), ("user", "What is 17 * 23?")]
-    before = model._get_request_payload(question)["extra_body"]["grammar"]
-    after = model._get_request_payload([*question, ("ai", "x"), ("user", "Observation: 391")])
-    assert "Action: calculator" in before
-    assert "Action:" not in after["extra_body"]["grammar"]
+def test_one_completion_step_under_the_grammar(server: LocalServer) -> None:
+    """The agent's call as the contract says: tools bound, stop, grammar, token bound."""
+    tools = load_tools(TOOL_NAMES)
+    model = chat_model(server)
+    bound = model.bind_tools(tools).bind(
+        stop=["Observation:"], max_tokens=STEP_TOKENS, **request_options(grammar_for(tools))
+    )
+    reply = bound.invoke([("user", "What is 12 * 12?")])
+    step = parse_react(reply.text)
+    assert step.kind in ("action", "final"), reply.text
+    assert reply.usage_metadata and 0 < reply.usage_metadata["output_tokens"] <= STEP_TOKENS
+    answer_only = model.bind_tools([]).bind(**request_options(grammar_for([])), max_tokens=48)
+    assert parse_react(answer_only.invoke([("user", "Say hi.")]).text).kind == "final"
 
 
 def test_a_stopped_server_leaves_no_process() -> None:
@@ -169,7 +187,7 @@ def test_the_shared_server_is_started_once() -> None:
 OWNER = textwrap.dedent(
     """
     import sys, time
-    from graph.local_model import local_server
+    from graph.models.local import local_server
     server = local_server(progress=None)
     print(server.pid, flush=True)
     time.sleep(600)
