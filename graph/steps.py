@@ -38,6 +38,8 @@ def derive_steps(messages: Sequence[BaseMessage], protocol: str | None = None) -
                 steps.append(
                     _entry(number + 1, "fallback", "text", message.response_metadata[m.FALLBACK])
                 )
+            if kind == "error":  # the run's error, said to the user: not a step
+                continue
             if kind == "limit":
                 notice = message.response_metadata.get(m.NOTICE) or message.text
                 steps.append(_entry(number + 1, "limit", used, notice))

@@ -62,8 +62,16 @@ def closing_update(
         )
         written.append(closing)
         update.update(answer=answer, error=None, messages=written)
-    elif status == "error":
+    elif status == "error":  # said in the conversation too, so a chat client shows it
         update["answer"] = None
+        if state.get("error"):
+            written.append(
+                AIMessage(
+                    content=state["error"],
+                    response_metadata={m.MARK: "error", m.PROTOCOL: run.get("protocol")},
+                )
+            )
+            update["messages"] = written
     in_run = run_messages([*messages, *written], run.get("question_id"))
     update["steps"] = derive_steps(in_run, run.get("protocol"))
     return update

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage, ToolMessage
 
 from graph import messages as m
 from graph.state import AgentState
@@ -66,8 +66,7 @@ def calls_not_run(messages: list[BaseMessage]) -> list[BaseMessage]:
             f"The call to {call['name']} was not run: the conversation moved on before it was "
             "approved. Do not assume it happened."
         )
-        answer = m.observation(call, text, is_error=True)
-        if call["id"] in foreign:
-            answer.id = foreign[call["id"]].id  # replaces the reply the agent did not produce
-        out.append(answer)
+        if call["id"] in foreign:  # the client's stand-in goes; ours is shown in its place
+            out.append(RemoveMessage(id=foreign[call["id"]].id))
+        out.append(m.observation(call, text, is_error=True))
     return out

@@ -20,7 +20,7 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langgraph.constants import TAG_NOSTREAM
 
-from graph.messages import new_call_id
+from graph.messages import kind_of, new_call_id
 from graph.protocols.decisions import Act, Answer, Decision, Invalid
 from graph.protocols.native import decide_native, native_system_prompt
 from graph.protocols.text.prompts import OBSERVATION, text_system_prompt, text_transcript
@@ -57,8 +57,9 @@ def request_messages(
     tools: Sequence[BaseTool],
     instructions: str | None,
 ) -> list[BaseMessage]:
-    """System prompt plus the conversation in the form this protocol's model reads."""
-    ordered = tool_results_after_calls(messages)
+    """System prompt plus the conversation in the form this protocol's model reads (a run's
+    error, said to the user in the conversation, is not the model's to read)."""
+    ordered = tool_results_after_calls([x for x in messages if kind_of(x) != "error"])
     if protocol == "native":
         return [SystemMessage(content=native_system_prompt(instructions)), *ordered]
     return [

@@ -12,7 +12,9 @@ and resumes with `{"decisions": [...]}`, one per request, in order:
 `{"type": "approve"}`, `{"type": "edit", "edited_action": {"name", "args"}}` or
 `{"type": "reject", "message": "..."}` (the model reads the message).
 
-The project's earlier forms still work where they are unambiguous: a bare verdict (`"approve"`,
+Older clients' forms still work where they are unambiguous: Agent Inbox replies
+(`{"type": "accept" | "edit" | "response" | "ignore", "args": ...}`, earlier Agent Chat UI
+releases), and a bare verdict (`"approve"`,
 `True`, `"reject"`, `{"action": "edit", "input": {...}}`) only when a single call is pending. A
 reply that does not answer every request exactly once runs none of the calls and says why.
 """
@@ -46,8 +48,12 @@ def needs_approval(tool: BaseTool | None, approve: Collection[str]) -> bool:
 
 
 def approval_request(calls: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """The interrupt value for one step: every call that waits for a decision."""
-    return {
+    """The interrupt value for one step: every call that waits for a decision.
+
+    With a single call it also carries the older Agent Inbox fields (`action_request`,
+    `config`, `description`), which earlier Agent Chat UI releases (the one on npm among them)
+    need to show their approve / edit / respond buttons; their replies are read too."""
+    value = {
         "action_requests": [
             {
                 "name": call["name"],
@@ -63,6 +69,18 @@ def approval_request(calls: Sequence[dict[str, Any]]) -> dict[str, Any]:
             {"action_name": call["name"], "allowed_decisions": list(DECISIONS)} for call in calls
         ],
     }
+    if len(calls) == 1:
+        value.update(
+            action_request={"action": calls[0]["name"], "args": calls[0]["args"]},
+            config={
+                "allow_accept": True,
+                "allow_edit": True,
+                "allow_respond": True,
+                "allow_ignore": True,
+            },
+            description=value["action_requests"][0]["description"],
+        )
+    return value
 
 
 def read_decisions(value: Any, count: int) -> list[Decision] | str:
@@ -97,8 +115,15 @@ def read_one(value: Any) -> Decision:
         return Decision("reject", message="" if word in ("reject", "no", "n") else value.strip())
     if isinstance(value, dict):
         kind = str(value.get("type") or value.get("action") or "").lower()
-        if kind == "approve":
+        if kind in ("approve", "accept"):
             return Decision("approve")
+        if kind in ("response", "ignore"):  # Agent Inbox: a reply instead of the call, or a skip
+            text = value.get("args") if kind == "response" else "the user chose to skip it"
+            return Decision("reject", message=str(text or ""))
+        if kind == "edit" and isinstance(value.get("args"), dict) and "args" in value["args"]:
+            edited = value["args"]  # Agent Inbox: {"action": name, "args": {...}}
+            if isinstance(edited.get("args"), dict):
+                return Decision("edit", name=edited.get("action"), args=edited["args"])
         if kind == "edit":
             edited = value.get("edited_action")
             if isinstance(edited, dict) and isinstance(edited.get("args"), dict):
@@ -115,7 +140,10 @@ def read_one(value: Any) -> Decision:
 
 def rejection_message(name: str, reason: str) -> str:
     text = f"The user rejected the call to {name}"
-    return f"{text}: {reason}." if reason else f"{text}. Do not try it again; find another way."
+    reason = reason.strip()
+    if not reason:
+        return f"{text}. Do not try it again; find another way."
+    return f"{text}: {reason}" + ("" if reason[-1] in ".!?。！？" else ".")
 
 
 def _short(value: Any) -> str:

@@ -210,3 +210,28 @@ def test_forking_where_no_call_is_pending_is_refused() -> None:
     step = AIMessage(content="", tool_calls=[{"id": "a", "name": "n", "args": {}}])
     with pytest.raises(ValueError, match="out of range"):
         edited_update({"messages": [step]}, {"x": 1}, index=3)
+
+
+def test_agent_inbox_clients_get_their_fields_and_are_understood() -> None:
+    """Earlier Agent Chat UI releases speak Agent Inbox: one request with `action_request` and
+    `config`, replies typed accept / edit / response / ignore."""
+    _, agent = agent_with([calls(tool_call("publish", {"text": "hi"})), "ok"], approve=["publish"])
+    paused = agent.invoke({"messages": [("user", "publish hi")]}, config("inbox"))
+    value = paused["__interrupt__"][0].value
+    assert value["action_request"] == {"action": "publish", "args": {"text": "hi"}}
+    assert value["config"]["allow_accept"] and value["config"]["allow_edit"]
+    edit = [{"type": "edit", "args": {"action": "publish", "args": {"text": "edited"}}}]
+    done = agent.invoke(Command(resume=edit), config("inbox"))
+    assert published == ["edited"] and done["status"] == "answered"
+    assert read_one({"type": "accept", "args": None}).type == "approve"
+    assert read_one({"type": "response", "args": "use the other one"}).message == (
+        "use the other one"
+    )
+    assert read_one({"type": "ignore", "args": None}).type == "reject"
+
+
+def test_a_rejection_reason_is_not_punctuated_twice() -> None:
+    from graph.tooling.approval import rejection_message
+
+    assert rejection_message("x", "no.") == "The user rejected the call to x: no."
+    assert rejection_message("x", "no") == "The user rejected the call to x: no."

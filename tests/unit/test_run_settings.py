@@ -58,7 +58,7 @@ def test_a_run_adds_approvals_and_never_removes_the_operators() -> None:
 
 
 def test_run_fields_are_only_harmless_choices() -> None:
-    assert RUN_FIELDS == {
+    assert {
         "model",
         "protocol",
         "max_steps",
@@ -68,7 +68,7 @@ def test_run_fields_are_only_harmless_choices() -> None:
         "approve",
         "observation_limit",
         "answer_on_limit",
-    }
+    } == RUN_FIELDS
 
 
 def test_a_run_past_its_deadline_ends_with_the_steps_so_far() -> None:
@@ -151,3 +151,13 @@ def test_malformed_state_updates_are_refused_and_the_thread_keeps_working() -> N
         with pytest.raises(ValueError):
             agent.update_state(config, bad)
     assert agent.invoke({"messages": [("user", "b")]}, config)["answer"] == "two"
+
+
+def test_a_run_error_is_said_in_the_conversation_but_not_to_the_model() -> None:
+    model = ScriptedChatModel([AIMessage(content=""), AIMessage(content=""), AIMessage(content="")])
+    agent = build_graph(model=model, tools=TOOLS, protocol="native", checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "err"}}
+    out = agent.invoke({"messages": [("user", "a")]}, config)
+    assert out["status"] == "error" and out["answer"] is None
+    assert out["messages"][-1].content == out["error"]  # a chat client shows why
+    assert "error" not in {s["kind"] for s in out["steps"]}
