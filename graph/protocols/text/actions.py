@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +35,7 @@ _NAME_LIMIT = 122  # where a name's end is looked for on a line
 _INPUT_INLINE = re.compile(r"[ \t](?:\*\*)?(?:action|tool)[ \t_-]*input(?:\*\*)?[ \t]*[:：]", re.I)
 _BLOB_SHAPE = '{"action": "<tool name>", "action_input": {...}}'
 NO_NAME = "the Action names no tool; write `Action: <tool name>`"
+NAME_MAX = 80  # longer is a sentence, not a name
 
 
 def key(name: str) -> str:
@@ -55,7 +57,8 @@ class Action:
 
 def clean_name(written: str) -> str:
     """A tool name without decoration: quotes, backticks, brackets, bold, a trailing `()` or
-    description in parentheses, trailing punctuation. Longer than a name can be: no name."""
+    description in parentheses, trailing punctuation. Far longer than a name can be: no name
+    (a sentence is kept: the reader says it is no tool's name)."""
     if len(written) > 400:
         return ""
     name = written.strip().strip("*`'\"").strip()
@@ -64,7 +67,13 @@ def clean_name(written: str) -> str:
     if name.endswith(")") and (cut := name.rfind("(")) > 0 and ")" not in name[cut:-1]:
         name = name[:cut].rstrip()
     name = name.rstrip(".,;:!?。，；：").strip().strip("*`'\"[]<>").strip()
-    return name if len(name) <= 120 and "\n" not in name else ""
+    return name if "\n" not in name else ""
+
+
+def not_a_name(name: str, tools: Sequence[str]) -> str:
+    """The error for an Action line that holds a sentence where the tool's name belongs."""
+    listed = f"; the tools are: {', '.join(tools)}" if tools else ""
+    return f"the Action must be only a tool's name, not a sentence ({name[:60]!r}...){listed}"
 
 
 def section_action(layout: Layout, index: int) -> Action | str:

@@ -20,6 +20,7 @@ EMPTY_INPUTS = frozenset(("", "none", "null", "n/a", "na", "nil", "()", "无", "
 _CALL = re.compile(r"^(?P<name>[A-Za-z_][\w.]*)[ \t]*\((?P<args>.*)\)$", re.DOTALL)
 _PAIR_SPLIT = re.compile(r"[,;\n]\s*(?=[A-Za-z_]\w*\s*[=:])")
 _PAIR = re.compile(r"^\s*([A-Za-z_]\w*)\s*[=:]\s*(.*?)\s*$", re.DOTALL)
+_OPENING = re.compile(r"```[\w+.-]*[ \t]*")  # a fence's opening and its language tag
 _FENCED = re.compile(r"\A(`{3,})[^\n`]*\n(?P<body>.*?)\n?[ \t]*\1[ \t]*\Z", re.DOTALL)
 _AST_LIMIT = 20_000
 
@@ -47,7 +48,8 @@ def unfence(text: str) -> str:
         if value.endswith("```"):
             value = value[:-3].rstrip()
         elif value.startswith("```"):
-            value = value.partition("\n")[2].strip()
+            opening = _OPENING.match(value)
+            value = value[opening.end() if opening else 3 :].strip()
     return value
 
 

@@ -129,6 +129,9 @@ def read_object(text: str) -> dict[str, Any] | None:
     return found.value if found is not None and isinstance(found.value, dict) else None
 
 
+MORE_LIMIT = 8  # further call blobs counted after the first
+
+
 @dataclass(frozen=True)
 class BlobCall:
     """A call read from a JSON blob: `args` is MISSING when the blob names no input."""
@@ -193,8 +196,26 @@ def _arguments(value: dict[str, Any], name_key: str) -> Any:
 
 def find_blob(text: str, *, labeled: bool) -> tuple[BlobCall, int, int] | None:
     """The first blob in `text` that reads as a call: (call, where it starts, where it ends).
+    Further call blobs after it (up to MORE_LIMIT) count in its `extra`: they are ignored, and
+    the reader says so."""
+    found = _first_blob(text, labeled=labeled)
+    if found is None:
+        return None
+    call, start, end = found
+    more, pos = 0, end
+    for _ in range(MORE_LIMIT):  # bounded: each look is linear
+        following = _first_blob(text[pos:], labeled=False)
+        if following is None:
+            break
+        more += isinstance(following[0].name, str) and bool(following[0].name.strip())
+        pos += following[2]
+    if more:
+        call = BlobCall(call.name, call.args, call.thought, call.extra + more)
+    return call, start, end
 
-    Tries the first bracket, and the bracket before the first tool key if that differs: a
+
+def _first_blob(text: str, *, labeled: bool) -> tuple[BlobCall, int, int] | None:
+    """Tries the first bracket, and the bracket before the first tool key if that differs: a
     constant number of linear attempts, so prose full of braces stays linear."""
     first = _OPENING.search(text)
     if first is None:

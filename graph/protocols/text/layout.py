@@ -1,4 +1,5 @@
-"""The labelled sections of a reply that decide it, found in one linear pass.
+"""The labelled sections of a reply that decide it, found in one linear pass; and the part
+of a reply the model was entitled to write (`clean_reply`).
 
 Echoed observations before the first label are skipped, thoughts after the first are skipped
 (one scanner search each run), and an invented `Observation:` ends the reply. At most
@@ -10,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from graph.protocols.text.labels import OBSERVATION, THOUGHT, Scanner, Section
+from graph.protocols.text.dialects import translate_tokens
+from graph.protocols.text.labels import OBSERVATION, THOUGHT, Scanner, Section, normalize
 
 MAX_ITEMS = 64
 
@@ -55,3 +57,15 @@ def read_layout(text: str) -> Layout:
         label = following
     capped = label is not None and len(items) >= MAX_ITEMS
     return Layout(text, scanner, preamble.strip(), thought, items, labelled, capped)
+
+
+def clean_reply(text: str) -> str:
+    """The part of a reply the model was entitled to write: no reasoning block, no `PAUSE`,
+    nothing from an invented `Observation:` on (an echoed one at the start is kept)."""
+    text = normalize(translate_tokens(text))
+    scanner = Scanner(text)
+    label = scanner.first()
+    if label is not None and label.kind == OBSERVATION:
+        label = scanner.next_label("step", label.end)
+    invented = scanner.next_label("observation", label.end) if label is not None else None
+    return text[: invented.start if invented is not None else len(text)].strip()

@@ -44,6 +44,7 @@ from langchain_core.tools import BaseTool
 
 from graph.protocols.text.actions import (
     FINAL_NAMES,
+    NAME_MAX,
     NO_NAME,
     NO_TOOL,
     Action,
@@ -51,6 +52,7 @@ from graph.protocols.text.actions import (
     blob_action,
     clean_name,
     key,
+    not_a_name,
     plain_input,
     prose_after,
     section_action,
@@ -63,15 +65,15 @@ from graph.protocols.text.labels import (
     ACTION,
     FINAL,
     INPUT,
-    OBSERVATION,
-    Scanner,
     normalize,
     split_midline,
     unclosed_reasoning,
 )
-from graph.protocols.text.layout import Layout, read_layout
+from graph.protocols.text.layout import Layout, clean_reply, read_layout
 from graph.protocols.text.toolset import Toolset
 from graph.protocols.text.unlabeled import unwritten_step
+
+__all__ = ["MAX_REPLY", "ReactStep", "clean_reply", "parse_react"]
 
 Kind = Literal["action", "final", "error"]
 ToolsArg = Sequence[BaseTool | str | Mapping[str, Any]] | None
@@ -106,18 +108,6 @@ def parse_react(text: str, tools: ToolsArg = None) -> ReactStep:
         return _Reply(text, toolset).read()
     except Exception as exc:  # a safety net: the agent must survive any reply
         return _error(f"the reply could not be read ({type(exc).__name__}: {exc})")
-
-
-def clean_reply(text: str) -> str:
-    """The part of a reply the model was entitled to write: no reasoning block, no `PAUSE`,
-    nothing from an invented `Observation:` on (an echoed one at the start is kept)."""
-    text = normalize(translate_tokens(text))
-    scanner = Scanner(text)
-    label = scanner.first()
-    if label is not None and label.kind == OBSERVATION:
-        label = scanner.next_label("step", label.end)
-    invented = scanner.next_label("observation", label.end) if label is not None else None
-    return text[: invented.start if invented is not None else len(text)].strip()
 
 
 def _error(message: str, thought: str = "") -> ReactStep:
@@ -226,6 +216,8 @@ class _Reply:
         tool = toolset.resolve(name) if toolset is not None else None
         if tool is None and key(name) in FINAL_NAMES:
             return _final(answer_text(raw), thought)
+        if tool is None and len(name) > NAME_MAX:
+            return _error(not_a_name(name, toolset.names if toolset else ()), thought)
         if toolset is None:
             return ReactStep(kind="action", thought=thought, tool=name, tool_input=plain_input(raw))
         if tool is None:
@@ -286,12 +278,15 @@ class _Reply:
 
     def _call_line(self, text: str) -> ReactStep | None:
         """A reply that is only `tool(...)` or `Tool[...]`, read when it names an enabled tool
-        (without the tools, a lone call shape is too often code in an answer)."""
+        (without the tools, a lone call shape is too often code in an answer), or `finish(...)`
+        / `Finish[...]`: the answer."""
         line = text.strip()
-        if self.toolset is None or "\n" in line:
-            return None
-        action = split_call(line, "")
+        action = split_call(line, "") if "\n" not in line else None
         if action is None or action.bare or not line.endswith((")", "]")):
+            return None
+        if key(action.name) in FINAL_NAMES and action.name[:1].isalpha():
+            return self._step(action, "")
+        if self.toolset is None:
             return None
         tool = self.toolset.resolve(action.name)
         if tool is None or tool.lower() != action.name.lower():
