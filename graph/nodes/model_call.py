@@ -59,9 +59,10 @@ def call_model(
     timeout: float,
     max_chars: int,
 ) -> AIMessage:
-    """The sync form: the stream is read on a worker thread and waited for with the deadline
-    (a sync HTTP client cannot be interrupted mid-read, so the run stops waiting at the
-    deadline and the reader stops at its next chunk)."""
+    """The sync form: the stream is read on a thread of its own and waited for with the
+    deadline (a sync HTTP client cannot be interrupted mid-read, so the run stops waiting at the
+    deadline and the reader stops at its next chunk). Not a pool: a reader stuck on an endpoint
+    that trickles forever would hold a slot every later call waits for."""
     stop = threading.Event()
 
     def read() -> Any:
@@ -79,15 +80,21 @@ def call_model(
                 )
         return reply
 
-    future = _READERS.submit(contextvars.copy_context().run, read)
+    future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    context = contextvars.copy_context()
+
+    def run() -> None:
+        try:
+            future.set_result(context.run(read))
+        except BaseException as exc:  # handed to the waiting run, which reports it
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="model-reader", daemon=True).start()
     try:
         return as_message(future.result(timeout))
     except concurrent.futures.TimeoutError:
         stop.set()
         raise TimeoutError(f"no complete reply within {timeout:g} s") from None
-
-
-_READERS = concurrent.futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix="model")
 
 
 def as_message(reply: Any) -> AIMessage:
