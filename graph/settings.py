@@ -25,6 +25,7 @@ against it.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -264,11 +265,11 @@ def env_overrides(env: Mapping[str, str] | None = None) -> dict[str, str]:
     return {field: env[var] for field, var in ENV_VARS.items() if env.get(var, "").strip()}
 
 
-def _validate(merged: Mapping[str, Any]) -> AgentContext:
+def _validate(merged: Mapping[str, Any], run: frozenset[str] = frozenset()) -> AgentContext:
     try:
         return AgentContext(**merged)
     except ValidationError as exc:
-        raise ConfigError(_explain(exc)) from None
+        raise ConfigError(_explain(exc, run)) from None
 
 
 def resolve_context(
@@ -321,24 +322,34 @@ def resolve_run_context(
                 f"{', '.join(sorted(RUN_FIELDS))})"
             )
         raise ConfigError("Refused run context: " + "; ".join(parts) + ".")
+    _check_step_cap(given.get("max_steps"), base)
     merged = {**base.model_dump(), **given}
     if "approve" in given:  # a run adds approvals; it never removes the operator's
         extra = given["approve"]
         extra = extra.split(",") if isinstance(extra, str) else extra
         merged["approve"] = [*base.approve, *[n for n in extra or [] if n not in base.approve]]
-    ctx = _validate(merged)
+    ctx = _validate(merged, run=frozenset(given))
     _check_caller_choices(ctx, base, given, model_object)
     return ctx
+
+
+def _check_step_cap(value: Any, base: AgentContext) -> None:
+    """A run's max_steps above the operator's cap names the cap, whatever else it exceeds."""
+    if isinstance(value, str) and re.fullmatch(r"\s*[0-9]{1,18}\s*", value):
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and value > base.max_steps_cap:
+        shown = value if value < 10**18 else "a number above 10**18"  # str() of 10**5000 fails
+        raise ConfigError(
+            f"Refused run context: max_steps={shown} is above the operator's cap "
+            f"({base.max_steps_cap}, REACT_AGENT_MAX_STEPS_CAP)."
+        )
 
 
 def _check_caller_choices(
     ctx: AgentContext, base: AgentContext, given: Mapping[str, Any], model_object: bool
 ) -> None:
-    if "max_steps" in given and ctx.max_steps > base.max_steps_cap:
-        raise ConfigError(
-            f"Refused run context: max_steps={ctx.max_steps} is above the operator's cap "
-            f"({base.max_steps_cap}, REACT_AGENT_MAX_STEPS_CAP)."
-        )
+    if "max_steps" in given:
+        _check_step_cap(ctx.max_steps, base)
     if (
         "model" in given
         and not model_object
@@ -356,15 +367,22 @@ def _check_caller_choices(
         )
 
 
-def _explain(exc: ValidationError) -> str:
-    problems = []
+def _explain(exc: ValidationError, run: frozenset[str] = frozenset()) -> str:
+    """One sentence; a value the run context gave is named as the run's, not the env's."""
+    problems, fields = [], set()
     for error in exc.errors():
         field = str(error["loc"][0]) if error["loc"] else "?"
+        fields.add(field)
         where = f"{field} (env {ENV_VARS[field]})" if field in ENV_VARS else field
-        shown = repr(error.get("input"))
+        where = field if field in run else where
+        try:
+            shown = repr(error.get("input"))
+        except ValueError:  # an int past Python's 4300-digit str() limit
+            shown = "a number too large to show"
         shown = shown if len(shown) <= 80 else shown[:77] + "..."
         problems.append(f"{where}: {error['msg']}, got {shown}")
-    return "Invalid agent configuration: " + "; ".join(problems) + "."
+    lead = "Refused run context" if fields <= run else "Invalid agent configuration"
+    return f"{lead}: " + "; ".join(problems) + "."
 
 
 def load_env_file(path: str | os.PathLike[str] | None = None) -> Path | None:
