@@ -16,6 +16,7 @@ storage where it would break every later run of the thread.
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Sequence
 from typing import Annotated, Any, Literal, NotRequired
@@ -115,8 +116,10 @@ def replace_steps(current: list[Step] | None, update: Any) -> list[Step]:
 
 
 def replace_status(current: Status | None, update: Any) -> Status | None:
-    if update is not None and update not in STATUSES:
-        raise ValueError(f"'status' must be one of {', '.join(sorted(STATUSES))}, got {update!r}.")
+    if update is not None and (not isinstance(update, str) or update not in STATUSES):
+        raise ValueError(
+            f"'status' must be one of {', '.join(sorted(STATUSES))}, got {update!r:.80}."
+        )
     return update
 
 
@@ -137,9 +140,8 @@ def add_message_batches(messages: list[AnyMessage], writes: Sequence[Any]) -> li
     flat = [m for write in writes for m in (write if isinstance(write, list) else [write])]
     try:
         batch = convert_to_messages(flat)
-    except (ValueError, TypeError, NotImplementedError) as exc:
-        first = str(exc).split("\n", 1)[0]
-        raise ValueError(f"'messages' update refused: {first}") from None
+    except Exception as exc:  # LangChain raises AttributeError for some malformed fields too
+        raise ValueError(f"'messages' update refused: {_reason(exc)}") from None
     for offset, message in enumerate(batch):
         if not isinstance(message, BaseMessage):  # pragma: no cover - convert_to_messages
             raise ValueError(f"'messages' update refused: {message!r:.80} is not a message.")
@@ -147,6 +149,32 @@ def add_message_batches(messages: list[AnyMessage], writes: Sequence[Any]) -> li
             seed = f"{len(messages) + offset}:{message.type}:{message.text}"
             message.id = str(uuid.uuid5(uuid.NAMESPACE_URL, seed))
     return add_messages(messages, batch)
+
+
+def check_messages(value: Any) -> None:
+    """Refuse, with one sentence, a `messages` write that cannot become messages, before
+    LangGraph converts it to give it an id (its own conversion raises a validation dump, or an
+    AttributeError, that never reaches the reducer). Nothing is changed: message objects are
+    left alone, other items are converted into copies only to see whether they can be."""
+    for item in value if isinstance(value, list) else [value]:
+        if isinstance(item, BaseMessage):
+            continue
+        try:
+            convert_to_messages([item])
+        except Exception as exc:
+            raise ValueError(f"'messages' update refused: {_reason(exc)}") from None
+
+
+def _reason(exc: Exception) -> str:
+    """The first problem of a conversion error, on one line."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):  # pydantic: the first error's field and message, not the dump
+        with contextlib.suppress(Exception):
+            first = errors()[0]
+            field = ".".join(str(part) for part in first.get("loc", ()))
+            return f"{field}: {first['msg']}." if field else f"{first['msg']}."
+    text = str(exc).split("\n", 1)[0].strip() or type(exc).__name__
+    return text if text.endswith(".") else f"{text}."
 
 
 # The conversation grows by every step. As a delta channel, each checkpoint stores only the new
