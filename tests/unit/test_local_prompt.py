@@ -23,10 +23,10 @@ from graph.models.local.examples import (
     Example,
     example_pool,
     observation_text,
-    pick_examples,
     render_example,
 )
 from graph.models.local.prompt import conversation_turns, custom_instructions, render_prompt
+from graph.models.local.selection import pick_examples
 from graph.protocols.text.grammar import grammar_for, request_options
 from graph.protocols.text.prompts import text_system_prompt
 from graph.protocols.text.reader import parse_react

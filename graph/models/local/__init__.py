@@ -13,7 +13,8 @@ The package is split by concern:
 - `model_file`: which GGUF file (`REACT_AGENT_GGUF` or a packaged model) and its checks;
 - `server`, `server_process`: the managed llama.cpp server process;
 - `completion`: `LocalCompletionModel`, the LangChain chat model on the completion endpoint;
-- `examples`, `prompt`: the tools' worked examples, which ones a question gets, the prompt.
+- `examples`, `selection`, `prompt`: the tools' worked examples, which ones a question gets,
+  the prompt they make with the conversation.
 
 Nothing here imports llama.cpp, httpx or LangChain until it is used.
 """

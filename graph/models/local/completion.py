@@ -39,8 +39,9 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from graph.models.local.examples import ExamplePool, example_pool, pick_examples, tool_name
+from graph.models.local.examples import ExamplePool, example_pool, tool_name
 from graph.models.local.prompt import HIDDEN_PREFIX, question_of, render_prompt
+from graph.models.local.selection import pick_examples
 
 PromptMode = Literal["completion", "chat"]
 ExampleMode = Literal["pick", "all", "none"]
