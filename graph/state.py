@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage, BaseMessage, convert_to_messages
-from langgraph.channels import DeltaChannel
+from langgraph.channels import DeltaChannel, UntrackedValue
 from langgraph.graph.message import add_messages
 from langgraph.managed import RemainingSteps
 from typing_extensions import TypedDict  # pydantic needs it for schemas on Python < 3.12
@@ -91,12 +91,18 @@ _RUN_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
+# bookkeeping the first release kept in `run`: dropped when its threads are read back, so they
+# can go on (the trace and the routing are derived from the messages now)
+_LEGACY_RUN_KEYS = frozenset({"decision", "thought", "usage", "pending", "note"})
+
+
 def merge_run(current: Run | None, update: Any) -> Run:
     """Fold a partial bookkeeping update into the current one, refusing malformed values."""
     if update is None:
         return current or {}
     if not isinstance(update, dict):
         raise ValueError(f"'run' must be an object of bookkeeping fields, got {update!r:.80}.")
+    update = {k: v for k, v in update.items() if k not in _LEGACY_RUN_KEYS}
     for key, value in update.items():
         kinds = _RUN_TYPES.get(key)
         if kinds is None:
@@ -187,6 +193,26 @@ Messages = Annotated[
 ]
 
 
+def merge_run_batches(current: Run | None, writes: Sequence[Any]) -> Run:
+    """`merge_run` over a batch of writes. As a delta channel, each checkpoint stores only the
+    fields that changed, not the whole bookkeeping again."""
+    merged = current or {}
+    for write in writes:
+        merged = merge_run(merged, write)
+    return merged
+
+
+class Trace(UntrackedValue):
+    """The trace (`steps`): part of a run's output and of streamed values, never stored, since
+    every entry is derived from the stored messages (`graph.steps.steps_of` rebuilds it from a
+    checkpoint). A malformed write is refused all the same."""
+
+    def update(self, values: Sequence[Any]) -> bool:
+        for value in values:
+            replace_steps(None, value)
+        return super().update(values)
+
+
 class InputState(TypedDict):
     messages: Messages
 
@@ -196,14 +222,14 @@ class OutputState(TypedDict, total=False):
     answer: Annotated[str | None, replace_text]
     status: Annotated[Status | None, replace_status]
     error: Annotated[str | None, replace_text]
-    steps: Annotated[list[Step], replace_steps]
+    steps: Annotated[list[Step], Trace(list)]
 
 
 class AgentState(OutputState, total=False):
     """The stored state: the output fields plus the run's bookkeeping."""
 
     messages: Messages
-    run: Annotated[Run, merge_run]
+    run: Annotated[Run, DeltaChannel(merge_run_batches, snapshot_frequency=SNAPSHOT_EVERY)]
     remaining_steps: RemainingSteps
 
 

@@ -16,6 +16,16 @@ from graph import messages as m
 from graph.state import Step, Usage
 
 
+def steps_of(values: dict[str, Any]) -> list[Step]:
+    """The trace of a state: the run's output carries it; a stored checkpoint does not (it is
+    derived from the stored messages, so it is not stored twice), so it is rebuilt here."""
+    if values.get("steps"):
+        return values["steps"]
+    run = values.get("run") or {}
+    messages = run_messages(values.get("messages") or [], run.get("question_id"))
+    return derive_steps(messages, run.get("protocol"))
+
+
 def run_messages(messages: Sequence[BaseMessage], question_id: str | None) -> list[BaseMessage]:
     """The messages after the one that started the run (all of them if it is not found)."""
     if question_id:

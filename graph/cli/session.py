@@ -94,6 +94,7 @@ async def with_store(url: str | None, body: Any) -> Any:
 def report(values: dict[str, Any], thread_id: str, paused: bool, as_json: bool) -> None:
     """The end of a run: the JSON summary or a closing line, and the exit status."""
     from graph.redaction import redact
+    from graph.steps import steps_of
 
     status = "paused" if paused else values.get("status") or "error"
     if as_json:
@@ -102,7 +103,7 @@ def report(values: dict[str, Any], thread_id: str, paused: bool, as_json: bool) 
             "status": status,
             "answer": values.get("answer"),
             "error": redact(values["error"]) if values.get("error") else values.get("error"),
-            "steps": values.get("steps", []),
+            "steps": steps_of(values),
         }
         sys.stdout.write(json.dumps(summary, ensure_ascii=False, default=str, indent=2) + "\n")
     elif paused:

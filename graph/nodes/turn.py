@@ -25,10 +25,10 @@ def new_turn(state: AgentState) -> dict[str, Any] | None:
     if state.get("status") == "running" and not from_user:
         return None
     question = next((x for x in reversed(messages) if m.is_user_message(x)), None)
+    cleared = {key: None for key in ("answer", "error") if state.get(key) is not None}
     return {
         "status": "running",
-        "answer": None,
-        "error": None,
+        **cleared,  # written only when set: every written channel costs a version entry
         "run": {
             "question_id": question.id if question else None,
             "iteration": 0,

@@ -4,6 +4,7 @@ trace derived from messages, and a switch of protocol between turns."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -161,3 +162,24 @@ def test_a_run_error_is_said_in_the_conversation_but_not_to_the_model() -> None:
     assert out["status"] == "error" and out["answer"] is None
     assert out["messages"][-1].content == out["error"]  # a chat client shows why
     assert "error" not in {s["kind"] for s in out["steps"]}
+
+
+def test_a_thread_written_by_the_first_release_goes_on(tmp_path) -> None:
+    """tests/data/threads/v0.1-native.sqlite: a native run (echo, then "first") saved by the
+    first release, whose state kept the trace and a `decision` in its bookkeeping."""
+    import shutil
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from graph.steps import steps_of
+
+    store = tmp_path / "old.sqlite"
+    shutil.copy(Path(__file__).parents[1] / "data" / "threads" / "v0.1-native.sqlite", store)
+    with SqliteSaver.from_conn_string(str(store)) as saver:
+        agent = build_graph(model=ScriptedChatModel(["second"]), tools=[echo], checkpointer=saver)
+        config = {"configurable": {"thread_id": "old"}}
+        before = agent.get_state(config).values
+        assert before["answer"] == "first"
+        assert [s["kind"] for s in steps_of(before)][-1] == "answer"
+        out = agent.invoke({"messages": [("user", "q2")]}, config)
+    assert (out["status"], out["answer"]) == ("answered", "second")
