@@ -108,6 +108,22 @@ def test_several_actions_run_the_first_and_say_so() -> None:
     assert step.note == "2 more actions were ignored: send one Action per reply."
 
 
+def test_several_call_blobs_run_the_first_and_say_so() -> None:
+    text = '{"action": "search", "action_input": "a"}\n{"action": "clock", "action_input": ""}'
+    step = parse_react(text, TOOLS)
+    assert _call(step) == ("action", "search", {"query": "a"})
+    assert step.note == "1 more action was ignored: send one Action per reply."
+
+
+def test_a_sentence_where_the_name_belongs_is_an_error() -> None:
+    name = "Use pandas boolean indexing to filter the dataframe to the FG-40F row."
+    text = f"Action: {name}\nAction Input: x"
+    for tools in (TOOLS, None):
+        step = parse_react(text, tools)
+        assert step.kind == "error"
+        assert "must be only a tool's name" in (step.error or "")
+
+
 def test_a_weak_answer_label_over_a_call_blob_is_the_call() -> None:
     step = parse_react('AI: {"action": "search", "action_input": "cats"}', TOOLS)
     assert _call(step) == ("action", "search", {"query": "cats"})
@@ -260,6 +276,14 @@ def test_call_shaped_actions(text: str) -> None:
         "```\nThought: x\nAction: search\nAction Input: cats\n```",
         "<think>hmm</think>\nThought: x\nAction: search\nAction Input: cats",
         "Action - search\nAction Input - cats",
+        "<|channel|>analysis<|message|>Need to search.<|end|><|start|>assistant<|channel|>"
+        'commentary to=functions.search <|constrain|>json<|message|>{"query":"cats"}<|call|>',
+        'analysisNeed to search.assistantcommentary to=functions.search json{"query":"cats"}',
+        "```tool_code\nsearch(query='cats')\n```",
+        '<|python_tag|>search.call(query="cats")',
+        "考え：検索\n行動：search\n行動入力：cats",
+        "생각: 검색\n행동: search\n행동 입력: cats",
+        "Pensamiento: buscar\nAcción: search\nEntrada de acción: cats",
     ],
 )
 def test_a_dialect_action(text: str) -> None:
@@ -277,6 +301,13 @@ def test_a_dialect_action(text: str) -> None:
         "Final Answer - 42",
         '{"action": "Final Answer", "action_input": "42"}',
         "Thought: done\nAnswer: 42",
+        "<|channel|>analysis<|message|>Easy.<|end|><|start|>assistant<|channel|>final"
+        "<|message|>42<|return|>",
+        "analysisEasy.assistantfinal42",
+        'finish(answer="42")',
+        "最終回答：42",
+        "최종 답변: 42",
+        "Réponse finale : 42",
     ],
 )
 def test_a_dialect_answer(text: str) -> None:

@@ -57,6 +57,15 @@ SHAPES = {
     "big-json-input": 'Action: search\nAction Input: {"q": "' + "x" * N + '"}',
     "big-answer": "Final Answer: " + "word " * (N // 5),
     "name-colons": "Action: " + "a:" * (N // 2),
+    "angle-brackets": "<" * N,
+    "tag-starts": "<a" * (N // 2),
+    "harmony-messages": "<|channel|>analysis<|message|>x<|end|>" * (N // 38),
+    "harmony-open-body": "<|channel|>analysis<|message|>" + "<|x" * (N // 3),
+    "harmony-stripped": "analysis" + "assistantcommentary " * (N // 20),
+    "python-tag-calls": "<|python_tag|>" + "search(" * (N // 7),
+    "tool-code-prints": "```tool_code\n" + "print(" * (N // 6),
+    "trailing-tokens": "Final Answer: x" + " <|im_end|>\n" * (N // 12),
+    "leading-tokens": "<|im_start|>assistant" * (N // 21) + "hi",
 }
 
 

@@ -35,7 +35,8 @@ _NAME_LIMIT = 122  # where a name's end is looked for on a line
 _INPUT_INLINE = re.compile(r"[ \t](?:\*\*)?(?:action|tool)[ \t_-]*input(?:\*\*)?[ \t]*[:：]", re.I)
 _BLOB_SHAPE = '{"action": "<tool name>", "action_input": {...}}'
 NO_NAME = "the Action names no tool; write `Action: <tool name>`"
-NAME_MAX = 80  # longer is a sentence, not a name
+NAME_MAX = 80  # characters; longer is a sentence, not a name
+NAME_WORDS = 6  # words; the longest real tool names have four or five
 
 
 def key(name: str) -> str:
@@ -68,6 +69,11 @@ def clean_name(written: str) -> str:
         name = name[:cut].rstrip()
     name = name.rstrip(".,;:!?。，；：").strip().strip("*`'\"[]<>").strip()
     return name if "\n" not in name else ""
+
+
+def is_sentence(name: str) -> bool:
+    """Too long, in characters or words, for a tool's name."""
+    return len(name) > NAME_MAX or len(name.split()) > NAME_WORDS
 
 
 def not_a_name(name: str, tools: Sequence[str]) -> str:

@@ -20,12 +20,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from graph.protocols.text.blobs import MISSING
+from graph.protocols.text.harmony import labelled_before, translate_harmony
 
-_OPEN = re.compile(
-    r"<(?P<tag>final_answer|tool_name|tool_input|tool|action_input|arguments|parameters|args"
-    r"|function|invoke)(?P<attrs>=[^<>\s]+|\s[^<>]*)?>",
-    re.IGNORECASE,
+_OPEN_SOURCE = (
+    r"<(?=[aftpi])(?P<tag>final_answer|tool_name|tool_input|tool|action_input|arguments"
+    r"|parameters|args|function|invoke)(?P<attrs>=[^<>\s]+|\s[^<>]*)?>"
 )
+_OPEN = re.compile(_OPEN_SOURCE)  # searched in the lower-cased text: much faster than IGNORECASE
+_OPEN_ANY_CASE = re.compile(_OPEN_SOURCE, re.IGNORECASE)  # when lower-casing changes lengths
 _ROLE = {
     "final_answer": "final",
     "tool": "name",
@@ -49,7 +51,17 @@ _KIMI_CALL = "<|tool_call_begin|>"
 _KIMI_ARGS = "<|tool_call_argument_begin|>"
 _KIMI_END = "<|tool_call_end|>"
 _KIMI_NAME = re.compile(r"\s*(?:functions\.)?(?P<name>[^\s:<]+)(?::\d+)?\s*$")
-_SPECIAL_TOKEN = re.compile(r"<\|[A-Za-z0-9_]{1,40}\|>")
+# chat-template tokens servers leak into replies (Qwen, Llama 3, gpt-oss, Kimi, Phi), removed
+# where they leak: around the reply and on lines of their own. Elsewhere `<|...|>` is text
+# (it may be inside an argument).
+_TOKEN = (
+    r"<\|(?:im_start|im_end|im_sep|eot_id|eom_id|start_header_id|end_header_id|python_tag"
+    r"|begin_of_text|end_of_text|endoftext|end|start|message|channel|return|call|constrain"
+    r"|assistant|user|system|tool_calls_section_begin|tool_calls_section_end)\|>"
+)
+_LEADING_TOKENS = re.compile(rf"(?:\s*{_TOKEN}(?:[ \t]*(?:assistant|user|system)\b)?)+")
+_TRAILING_TOKEN = re.compile(_TOKEN)
+_TOKEN_LINES = re.compile(rf"^[ \t]*{_TOKEN}(?:[ \t]*{_TOKEN})*[ \t]*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -64,19 +76,23 @@ class MarkupCall:
 
 def read_markup(text: str) -> MarkupCall | None:
     """The first call or final answer written in XML-like tags, or None."""
-    first = _OPEN.search(text)
+    low = text.lower()
+    same = len(low) == len(text)
+    hay, opening = (low, _OPEN) if same else (text, _OPEN_ANY_CASE)
+    first = opening.search(hay)
     if first is None:
         return None
     found: dict[str, tuple[int, str, str]] = {}  # role -> (start, content, name attribute)
-    for count, match in enumerate(_OPEN.finditer(text, first.start())):
+    for count, match in enumerate(opening.finditer(hay, first.start())):
         tag, role = match.group("tag").lower(), _ROLE[match.group("tag").lower()]
         if count > 24 or (role == "call" and "name" in found):
             break
         if role in found:
             continue
-        closing = re.compile(rf"</{tag}\s*>", re.IGNORECASE).search(text, match.end())
+        closing = re.compile(rf"</{tag}\s*>", 0 if same else re.IGNORECASE).search(hay, match.end())
         content = text[match.end() : closing.start() if closing else len(text)]
-        attribute = _NAME_ATTR.search(match.group("attrs") or "")
+        attrs = text[match.start("attrs") : match.end("attrs")] if match.group("attrs") else ""
+        attribute = _NAME_ATTR.search(attrs)
         name = next((g for g in attribute.groups() if g), "") if attribute else ""
         if role == "call" and not name:
             role, name = "name", ""  # `<function>search</function>`: the tag holds the name
@@ -123,10 +139,12 @@ def _plain_children(content: str) -> dict[str, str] | None:
 
 
 def translate_tokens(text: str) -> str:
-    """Kimi-style tool-call tokens as labels; other special tokens removed."""
+    """Harmony channels (gpt-oss) and Kimi-style tool-call tokens as labels; other special
+    tokens removed."""
+    text = translate_harmony(text)
     if "<|" not in text:
         return text
-    if _KIMI_CALL in text:
+    if _KIMI_CALL in text and not labelled_before(text, text.find(_KIMI_CALL)):
         parts, pos = [], 0
         while (begin := text.find(_KIMI_CALL, pos)) != -1:
             args_at = text.find(_KIMI_ARGS, begin)
@@ -140,4 +158,29 @@ def translate_tokens(text: str) -> str:
             parts.append(f"\nAction: {name.group('name')}\nAction Input: {arguments}\n")
             pos = end + len(_KIMI_END)
         text = "".join(parts) + text[pos:]
-    return _SPECIAL_TOKEN.sub("", text)
+    return _strip_leaked(text)
+
+
+def _strip_leaked(text: str) -> str:
+    """Without the special tokens around the reply and on lines of their own."""
+    leading = _LEADING_TOKENS.match(text)
+    text = text[leading.end() :] if leading else text
+    end = _space_before(text, len(text))
+    while text.endswith("|>", 0, end):  # a run of trailing tokens, one cheap step each
+        start = text.rfind("<|", max(0, end - 40), end)
+        if start == -1 or not _TRAILING_TOKEN.fullmatch(text, start, end):
+            break
+        end = _space_before(text, start)
+    text = text[:end]
+    return _TOKEN_LINES.sub("", text) if "\n" in text else text
+
+
+def _space_before(text: str, end: int) -> int:
+    """Where the whitespace that ends `text[:end]` begins (in chunks: no per-character loop)."""
+    while end > 0 and text[end - 1].isspace():
+        chunk = text[max(0, end - 256) : end]
+        kept = chunk.rstrip()
+        end -= len(chunk) - len(kept)
+        if kept:
+            break
+    return end

@@ -25,7 +25,7 @@ reading a reply is linear in its length; the reader also stops asking once it ha
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from graph.protocols.text.fences import FENCE_LINE, Fences
@@ -35,28 +35,22 @@ THOUGHT, ACTION, INPUT, FINAL, OBSERVATION = "thought", "action", "input", "fina
 # kind, strong, spellings (lower case; a space matches space, "_", "-" or nothing)
 TABLE: tuple[tuple[str, bool, tuple[str, ...]], ...] = (
     (THOUGHT, True, ("thought", "thoughts", "思考", "想法", "思路", "思考过程")),
+    (THOUGHT, True, ("考え", "생각", "pensamiento", "pensée", "gedanke", "pensamento")),
     (THOUGHT, False, ("thinking", "reasoning", "推理")),
-    (ACTION, True, ("action", "行动", "动作")),
+    (ACTION, True, ("action", "行动", "动作", "行動", "행동", "acción", "aktion", "ação")),
     (ACTION, False, ("tool", "tool name", "action name", "act", "function", "✿function✿")),
     (ACTION, False, ("工具", "工具名称", "操作", "调用工具")),
     (INPUT, True, ("action input", "tool input", "行动输入", "动作输入", "工具输入", "操作输入")),
-    (
-        INPUT,
-        False,
-        (
-            "action inputs",
-            "action args",
-            "tool args",
-            "tool arguments",
-            "arguments",
-            "input",
-            "act input",
-        ),
-    ),
-    (INPUT, False, ("✿args✿", "输入", "参数")),
+    (INPUT, True, ("行動入力", "행동 입력", "entrada de acción", "entrada de la acción")),
+    (INPUT, True, ("entrée de l'action", "aktionseingabe", "entrada da ação")),
+    (INPUT, False, ("action inputs", "action args", "tool args", "tool arguments", "arguments")),
+    (INPUT, False, ("input", "act input", "✿args✿", "输入", "参数")),
     (FINAL, True, ("final answer", "最终答案", "最终回答", "最终答复", "最后答案", "最终结果")),
+    (FINAL, True, ("最終回答", "最終的な答え", "최종 답변", "최종 답")),
+    (FINAL, True, ("respuesta final", "réponse finale", "endgültige antwort", "resposta final")),
     (FINAL, False, ("answer", "final response", "ai", "✿return✿", "答案", "回答")),  # AI: convo
     (OBSERVATION, True, ("observation", "observations", "✿result✿", "观察", "观察结果")),
+    (OBSERVATION, True, ("観察", "관찰", "observación", "beobachtung", "observação")),
 )
 
 KIND_OF: dict[str, tuple[str, bool]] = {
@@ -132,6 +126,8 @@ _MIDLINE = re.compile(
     r"|Tool Input|Tool|思考|行动输入|行动|最终答案|观察)(?:\*\*)?[ \t]*[:：])"
 )
 
+_COLON = re.compile(r"[:：]")
+_COLON_WINDOWS = 256  # colons whose preceding text is searched one by one
 _WALK_LIMIT = 256  # fences walked one by one before the rest are paired by counting
 _THINK_OPEN = re.compile(r"\s*<(think|thinking)>", re.IGNORECASE)
 # the last closing tag that ends its line: reasoning whose opening tag the server did not send
@@ -149,7 +145,7 @@ def normalize(text: str) -> str:
     a `</think>` that ends its line (servers that strip the opening tag send only the closing
     one). A tag inside a line (`{"q": "</think>"}`) is text. A `<think>` that opens the reply
     and never closes loses only its tag: see `unclosed_reasoning`."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\ufeff", "")
+    text = text.replace("\r\n", "\n").replace("\r", "\n").removeprefix("\ufeff")
     if "<" in text:
         for _ in range(32):  # a reply opening with more blocks than that is degenerate
             opening = _THINK_OPEN.match(text)
@@ -226,14 +222,17 @@ class Scanner:
 
     def has_label_word(self) -> bool:
         """A label word followed by a colon anywhere, even mid-line or mid-sentence (but not
-        inside a longer word: `transaction:` is no label). The pattern starts with the trie,
-        whose first letters the regex engine skips to; the word boundary is checked here."""
-        hay = self._hay
-        for match in self._patterns["word"].finditer(hay):
-            before = hay[match.start() - 1]
-            if not (before.isalpha() and before.isascii()):
-                return True
-        return False
+        inside a longer word: `transaction:` is no label). Few colons: only the text just
+        before each is searched; many: one search of the whole text."""
+        hay, word = self._hay, self._patterns["word"]
+        windows: Iterable[tuple[int, int]] = [(1, len(hay))]
+        if hay.count(":") + hay.count("：") <= _COLON_WINDOWS:
+            windows = ((max(1, c.start() - 64), c.end()) for c in _COLON.finditer(hay))
+        return any(self._word_start(m) for a, b in windows for m in word.finditer(hay, a, b))
+
+    def _word_start(self, match: re.Match[str]) -> bool:
+        before = self._hay[match.start() - 1]
+        return not (before.isalpha() and before.isascii())
 
     def next_label(self, which: str, pos: int, *, fenced: bool = True) -> Label | None:
         """The next label of a kind set (`any`, `strong`, `step`, `decision`, `observation`)

@@ -28,8 +28,12 @@ Rules, one per ambiguous situation (each is tested):
   announcing a step (`I need to ...`, `Let me ...`), names an enabled tool the way code does
   (`` `search` ``, `get_weather`), or uses label words where they cannot be read (`the
   Action: is`): then it is an error, so the model writes the step instead of ending the run.
+* A reply that is only a call (`search(q="x")`, also fenced as Gemma's ```tool_code) is that
+  call when it names an enabled tool exactly; `finish(...)` / `Finish[...]` answers.
 * With `tools`, names are resolved and inputs shaped to each tool's schema; a final-answer
-  name (`Finish[...]`, `{"action": "Final Answer"}`) that is no tool's name answers.
+  name (`Finish[...]`, `{"action": "Final Answer"}`) that is no tool's name answers. An Action
+  line holding a sentence (over 80 characters or 6 words) is an error, never a fuzzy match.
+* gpt-oss harmony channels and Kimi tool-call tokens are rewritten as labels first.
 * Replies over 1,000,000 characters are refused.
 """
 
@@ -44,19 +48,18 @@ from langchain_core.tools import BaseTool
 
 from graph.protocols.text.actions import (
     FINAL_NAMES,
-    NAME_MAX,
     NO_NAME,
     NO_TOOL,
     Action,
     answer_text,
     blob_action,
     clean_name,
+    is_sentence,
     key,
     not_a_name,
     plain_input,
     prose_after,
     section_action,
-    split_call,
 )
 from graph.protocols.text.arguments import unfence
 from graph.protocols.text.blobs import BlobCall, find_blob
@@ -71,7 +74,7 @@ from graph.protocols.text.labels import (
 )
 from graph.protocols.text.layout import Layout, clean_reply, read_layout
 from graph.protocols.text.toolset import Toolset
-from graph.protocols.text.unlabeled import unwritten_step
+from graph.protocols.text.unlabeled import call_line, unwritten_step
 
 __all__ = ["MAX_REPLY", "ReactStep", "clean_reply", "parse_react"]
 
@@ -216,7 +219,7 @@ class _Reply:
         tool = toolset.resolve(name) if toolset is not None else None
         if tool is None and key(name) in FINAL_NAMES:
             return _final(answer_text(raw), thought)
-        if tool is None and len(name) > NAME_MAX:
+        if tool is None and is_sentence(name):
             return _error(not_a_name(name, toolset.names if toolset else ()), thought)
         if toolset is None:
             return ReactStep(kind="action", thought=thought, tool=name, tool_input=plain_input(raw))
@@ -266,29 +269,12 @@ class _Reply:
 
     def _unlabeled(self, layout: Layout) -> ReactStep:
         """A reply without any label: an answer, unless it is plainly an unwritten step."""
-        call = self._call_line(layout.text)
+        call = call_line(layout.text, self.toolset)
         if call is not None:
-            return call
+            return self._step(call, "")
         if unclosed_reasoning(self.raw):
             return _error("the reply is reasoning that never reaches </think>; close the "
                           "reasoning, then write the step")  # fmt: skip
         names = self.toolset.names if self.toolset is not None else ()
         problem = unwritten_step(layout.text, layout.scanner, names)
         return _error(problem) if problem is not None else _final(layout.text, "")
-
-    def _call_line(self, text: str) -> ReactStep | None:
-        """A reply that is only `tool(...)` or `Tool[...]`, read when it names an enabled tool
-        (without the tools, a lone call shape is too often code in an answer), or `finish(...)`
-        / `Finish[...]`: the answer."""
-        line = text.strip()
-        action = split_call(line, "") if "\n" not in line else None
-        if action is None or action.bare or not line.endswith((")", "]")):
-            return None
-        if key(action.name) in FINAL_NAMES and action.name[:1].isalpha():
-            return self._step(action, "")
-        if self.toolset is None:
-            return None
-        tool = self.toolset.resolve(action.name)
-        if tool is None or tool.lower() != action.name.lower():
-            return None
-        return self._step(action, "")

@@ -42,6 +42,7 @@ from graph.protocols.text.blobs import MISSING
 
 _KEY = re.compile(r"[\W_]+")
 _DESCRIPTION = re.compile(r"[:：]|\s[-–—]\s")
+_METHOD = re.compile(r"\.(?:call|run|invoke)$")
 _NAMESPACE = re.compile(r"^(?:functions|tools|function|tool)[.:]", re.IGNORECASE)
 
 
@@ -98,6 +99,7 @@ def _variants(written: str) -> list[str]:
     for part in (stripped, _DESCRIPTION.split(stripped, maxsplit=1)[0].strip()):
         out.append(part)
         out.append(_NAMESPACE.sub("", part))
+        out.append(_NAMESPACE.sub("", _METHOD.sub("", part)))  # Llama's `search.call(...)`
         if part.lower().endswith("tool"):
             out.append(part[:-4].rstrip(" _-"))
     return [v for v in dict.fromkeys(out) if v]
@@ -114,6 +116,12 @@ class Toolset:
         for n in self.names:
             keys.setdefault(_key(n), []).append(n)
         self._keys = keys
+
+    def named(self, written: str) -> str | None:
+        """The enabled tool named exactly (any case, maybe with a namespace or a `.call`), for
+        text that is a call only when it names a tool exactly."""
+        bare = _NAMESPACE.sub("", _METHOD.sub("", written.strip()))
+        return self._lower.get(bare.lower())
 
     def resolve(self, written: str) -> str | None:
         """The enabled tool a written name means, or None."""

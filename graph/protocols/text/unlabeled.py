@@ -1,4 +1,4 @@
-"""Replies without any label: when one is an answer, and when it is a step left unwritten.
+"""Replies without any label: when one is an answer, a lone call, or a step left unwritten.
 
 The rule: a reply with no label at all is the final answer (models often answer a tool's
 result in plain prose), unless something in it says a step was meant instead:
@@ -18,7 +18,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from graph.protocols.text.actions import FINAL_NAMES, Action, key, split_call
+from graph.protocols.text.arguments import unwrap
 from graph.protocols.text.labels import Scanner
+from graph.protocols.text.toolset import Toolset
 
 _LEAD = re.compile(r"\W*+")
 _INTENT = re.compile(
@@ -56,3 +59,22 @@ def named_tool(text: str, tool_names: Sequence[str]) -> str | None:
         if re.search(quoted, text) or (re.search(r"[_\d.]", name) and re.search(exact, text)):
             return name
     return None
+
+
+def call_line(text: str, toolset: Toolset | None) -> Action | None:
+    """A reply that is only `tool(...)` or `Tool[...]`, read when it names an enabled tool
+    exactly (without the tools, a lone call shape is too often code in an answer), or
+    `finish(...)` / `Finish[...]`, the answer. Gemma fences it (```tool_code) and may wrap it
+    in `print(...)`."""
+    line = text.strip()
+    if line.count("\n") > 2:  # one line, or three with a fence around it
+        return None
+    line = unwrap(line)
+    if line.startswith("print(") and line.endswith("))"):
+        line = line[6:-1].strip()
+    action = split_call(line, "") if "\n" not in line else None
+    if action is None or action.bare or not line.endswith((")", "]")):
+        return None
+    if key(action.name) in FINAL_NAMES and action.name[:1].isalpha():
+        return action
+    return action if toolset is not None and toolset.named(action.name) else None
