@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, ToolMessage
-from langchain_core.runnables import RunnableLambda
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
@@ -142,15 +142,15 @@ def build_graph(
     builder.add_node("think", both(*make_think(b), name="think"))
     builder.add_node("review", both(review))
     builder.add_node("act", both(*make_act(b), name="act"))
-    builder.add_node("observe", both(make_observe(b), name="observe"))
+    builder.add_node("observe", Inline(make_observe(b)))
     builder.add_node("finish", both(make_finish(b), name="finish"))
     builder.add_edge(START, "think")
     builder.add_conditional_edges(
-        "think", both(route_after_think), ["review", "act", "observe", "finish", END]
+        "think", Inline(route_after_think), ["review", "act", "observe", "finish", END]
     )
-    builder.add_conditional_edges("review", both(route_after_review), ["act", "observe"])
+    builder.add_conditional_edges("review", Inline(route_after_review), ["act", "observe"])
     builder.add_edge("act", "observe")
-    builder.add_conditional_edges("observe", both(route_after_observe), ["think", "finish"])
+    builder.add_conditional_edges("observe", Inline(route_after_observe), ["think", "finish"])
     builder.add_edge("finish", END)
     compiled = builder.compile(
         checkpointer=checkpointer,
@@ -170,11 +170,28 @@ def served_graph() -> CompiledStateGraph:
 
 
 def both(func: Any, afunc: Any = None, *, name: str | None = None) -> RunnableLambda:
-    """A node or router with a sync and an async form. Bookkeeping runs inline in async runs
-    too (a plain function would be sent to a worker thread for every call)."""
+    """A node with a sync and an async form, traced like any runnable (so the messages it
+    writes reach clients streaming `messages`). Bookkeeping runs inline in async runs too (a
+    plain function would be sent to a worker thread for every call)."""
     if afunc is None:
 
         async def afunc(state: Any) -> Any:
             return func(state)
 
     return RunnableLambda(func, afunc=afunc, name=name or func.__name__)
+
+
+class Inline(Runnable):
+    """A router or pure bookkeeping node, called inline in sync and async runs alike: no
+    tracing, no signature inspection on every call (a RunnableLambda's cost, paid three times
+    per iteration otherwise). It writes nothing a client streams."""
+
+    def __init__(self, func: Any) -> None:
+        self.func = func
+        self.name = func.__name__
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        return self.func(input)
+
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        return self.func(input)

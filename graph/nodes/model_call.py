@@ -11,8 +11,10 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
+import queue
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from typing import Any
 
 from langchain_core.messages import (
@@ -61,8 +63,7 @@ def call_model(
 ) -> AIMessage:
     """The sync form: the stream is read on a thread of its own and waited for with the
     deadline (a sync HTTP client cannot be interrupted mid-read, so the run stops waiting at the
-    deadline and the reader stops at its next chunk). Not a pool: a reader stuck on an endpoint
-    that trickles forever would hold a slot every later call waits for."""
+    deadline and the reader stops at its next chunk)."""
     stop = threading.Event()
 
     def read() -> Any:
@@ -80,21 +81,46 @@ def call_model(
                 )
         return reply
 
-    future: concurrent.futures.Future[Any] = concurrent.futures.Future()
-    context = contextvars.copy_context()
-
-    def run() -> None:
-        try:
-            future.set_result(context.run(read))
-        except BaseException as exc:  # handed to the waiting run, which reports it
-            future.set_exception(exc)
-
-    threading.Thread(target=run, name="model-reader", daemon=True).start()
+    future = _READERS.submit(contextvars.copy_context().run, read)
     try:
         return as_message(future.result(timeout))
     except concurrent.futures.TimeoutError:
         stop.set()
         raise TimeoutError(f"no complete reply within {timeout:g} s") from None
+
+
+class DaemonReaders:
+    """Reader threads, reused while idle and never a fixed number: a reader stuck on an endpoint
+    that trickles forever must not hold a slot every later call waits for (a fixed pool would
+    starve), and a daemon thread never keeps the process from exiting."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
+        self._idle = 0
+        self._lock = threading.Lock()
+
+    def submit(self, func: Callable[..., Any], *args: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        self._jobs.put((lambda: func(*args), future))
+        with self._lock:
+            if self._idle:
+                self._idle -= 1
+                return future
+        threading.Thread(target=self._work, name="model-reader", daemon=True).start()
+        return future
+
+    def _work(self) -> None:
+        while True:
+            job, future = self._jobs.get()
+            try:
+                future.set_result(job())
+            except BaseException as exc:  # handed to the waiting run, which reports it
+                future.set_exception(exc)
+            with self._lock:
+                self._idle += 1
+
+
+_READERS = DaemonReaders()
 
 
 def as_message(reply: Any) -> AIMessage:
