@@ -235,6 +235,23 @@ def test_an_input_is_shaped_to_the_schema(written: str, expected: dict[str, Any]
     assert _call(step) == ("action", "get_weather", expected)
 
 
+def test_a_one_item_list_for_a_string_is_the_item() -> None:
+    step = parse_react('Action: search\nAction Input: ["cats"]', TOOLS)
+    assert _call(step) == ("action", "search", {"query": "cats"})
+
+
+def test_a_step_written_as_json_answers() -> None:
+    assert _answer(parse_react('{"thought": "known", "answer": "42"}')) == ("final", "42")
+    assert _answer(parse_react('{"final_answer": "42"}')) == ("final", "42")
+    data = '{"answer": "42"}'  # data, not a step: the reply is the answer as written
+    assert _answer(parse_react(data)) == ("final", data)
+
+
+def test_a_tool_name_alone_in_a_fence() -> None:
+    text = "Action:\n```\nsearch\n```\nAction Input:\n```\ncats\n```"
+    assert _call(parse_react(text, TOOLS)) == ("action", "search", {"query": "cats"})
+
+
 def test_code_given_to_a_one_argument_tool_stays_code() -> None:
     text = 'Action: search\nAction Input: print("a", 1)'
     assert _call(parse_react(text, TOOLS)) == ("action", "search", {"query": 'print("a", 1)'})

@@ -102,6 +102,8 @@ def section_action(layout: Layout, index: int) -> Action | str:
             return blob_action(found[0], next_index)
         if stripped.lstrip("`json \n").startswith(("{", "[")):
             return f"the Action JSON has no tool name; expected {_BLOB_SHAPE}"
+    if stripped.startswith("```") and "\n" not in (inner := unwrap(stripped)):
+        stripped = inner  # the name alone in a fence
     markup = read_markup(stripped) if stripped.startswith("<") else None
     if markup is not None and markup.name:
         return Action(clean_name(markup.name), markup.args, next_index=next_index)

@@ -194,6 +194,8 @@ def convert(value: Any, schema: dict[str, Any] | None) -> Any:
     if kind == "string":
         if isinstance(value, str):
             return unwrap(value) if value[:1] in "\"'`" else value
+        if isinstance(value, list) and len(value) == 1 and isinstance(value[0], str):
+            return value[0]  # `["cats"]` for a string
         return value if isinstance(value, (dict, list)) or value is None else str(value)
     if not isinstance(value, str):
         return value

@@ -43,6 +43,7 @@ INPUT_KEYS = (
 THOUGHT_KEYS = ("thought", "thoughts", "reasoning", "reason", "rationale")
 _META_KEYS = frozenset((*THOUGHT_KEYS, "type", "id", "call_id", "tool_call_id", "index"))
 _WRAPPERS = ("function", "function_call", "tool_call", "action", "call")
+_ANSWER_KEYS = ("final_answer", "answer", "final answer", "finalanswer")
 
 REPAIR_LIMIT = 8_000  # characters json_repair is given at most
 _DEPTH_LIMIT = 64
@@ -168,6 +169,11 @@ def blob_call(value: Any, *, labeled: bool = True) -> BlobCall | None:
         (k for k in TOOL_KEYS if isinstance(value.get(k), str) and value[k].strip()), None
     )
     if name_key is None:
+        # a step written as JSON: `{"thought": ..., "answer": ...}`, `{"final_answer": ...}`
+        answer = next((k for k in _ANSWER_KEYS if isinstance(value.get(k), str)), None)
+        stepwise = thought or (answer is not None and answer != "answer")
+        if answer is not None and stepwise and set(value) <= {*THOUGHT_KEYS, *_ANSWER_KEYS}:
+            return BlobCall("final_answer", {"answer": value[answer]}, thought, extra)
         named = any(k in value for k in TOOL_KEYS)
         return BlobCall(None, MISSING, thought, extra) if named or has_input else None
     if name_key == "name" and not labeled and not has_input and len(value) > 1:
