@@ -179,10 +179,16 @@ def speed() -> None:
         "mid-line labels": "x Action: " * (n // 10),
         "<tool> x 16k": "<tool>" * (n // 6),
         "prose answer": "word " * (n // 5),
+        "< x 100k": "<" * n,
+        "harmony messages": "<|channel|>analysis<|message|>x<|end|>" * (n // 38),
+        "trailing special tokens": "Final Answer: x" + " <|im_end|>\n" * (n // 12),
     }
     tools = make_tools({"search": {"query": "string"}})
     print("\n| reply | chars | ms, no tools | ms, tools | kind |")
     print("|---|---:|---:|---:|---|")
+    table_rows: list[list[float]] = []
+    for text in shapes.values():  # warm up: compiled patterns and caches are not the subject
+        parse_react(text[:1000], tools)
     for label, text in shapes.items():
         timings = []
         for with_tools in (None, tools):
@@ -192,8 +198,10 @@ def speed() -> None:
                 step = parse_react(text, with_tools)
                 samples.append(time.perf_counter() - start)
             timings.append(min(samples) * 1000)
+        table_rows.append(timings)
         print(f"| {label} | {len(text):,} | {timings[0]:.2f} | {timings[1]:.2f} | {step.kind} |")
-    print(f"\nmedian of the tools column is the figure to quote; load average {_load()}")
+    worst = max(max(row) for row in table_rows)
+    print(f"\nslowest: {worst:.2f} ms (best of 5 each); load average {_load()}")
 
 
 def _load() -> str:
