@@ -26,6 +26,7 @@ from typing import Any
 
 from langchain_core.tools import BaseTool
 
+from graph.lru import LRU
 from graph.protocols.text.arguments import (
     EMPTY_INPUTS,
     CallArgs,
@@ -64,25 +65,23 @@ def _schema_of(tool: Any) -> dict[str, Any]:
         return {}
 
 
-_SPECS: dict[int, tuple[Any, ToolSpec]] = {}
+_SPECS = LRU(512)
 
 
 def spec_of(tool: BaseTool | str | Mapping[str, Any]) -> ToolSpec:
-    """The spec of a tool (cached per tool object: schemas are costly to build)."""
+    """The spec of a tool (cached by name, checked by identity: schemas are costly to build)."""
     if isinstance(tool, str):
         return ToolSpec(tool, {}, ())
-    cached = _SPECS.get(id(tool))
+    name = tool["name"] if isinstance(tool, Mapping) else tool.name
+    cached = _SPECS.peek(str(name))
     if cached is not None and cached[0] is tool:
         return cached[1]
     schema = _schema_of(tool)
     properties = schema.get("properties")
     properties = dict(properties) if isinstance(properties, Mapping) else {}
     required = tuple(r for r in schema.get("required") or () if r in properties)
-    name = tool["name"] if isinstance(tool, Mapping) else tool.name
     spec = ToolSpec(str(name), properties, required)
-    if len(_SPECS) > 512:
-        _SPECS.clear()
-    _SPECS[id(tool)] = (tool, spec)
+    _SPECS.put(str(name), (tool, spec))
     return spec
 
 
