@@ -17,6 +17,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.config import get_stream_writer
+from langgraph.graph.message import add_messages
 from langgraph.runtime import get_runtime
 
 from graph import messages as m
@@ -123,7 +124,7 @@ def prepare(b: Bindings, state: AgentState, protocol: str | None = None) -> Plan
     update: dict[str, Any] = dict(reset or {})
     if reset is not None:
         update["run"] = dict(run)
-    view = [*state.get("messages", []), *update.get("messages", [])]
+    view = add_messages(state.get("messages", []), update.get("messages", []))  # as stored
     try:
         ctx = b.limits(b.context(get_runtime().context))
         tools = b.tools(ctx)

@@ -167,6 +167,7 @@ def test_a_new_message_during_a_pause_never_runs_the_call() -> None:
     assert done["status"] == "answered" and done["answer"] == "fine, not published"
     told = [m for m in model.requests[-1].messages if getattr(m, "tool_call_id", None) == "p1"]
     assert len(told) == 1 and "was not run" in told[0].content
+    assert all(m.type in ("system", "human", "ai", "tool") for m in model.requests[-1].messages)
 
 
 def test_unclear_verdicts_never_approve() -> None:
