@@ -452,3 +452,35 @@ async def test_mcp_server_tools_run_under_the_server(
     assert [s["observation"] for s in done["steps"] if s["kind"] == "action"] == ["echo: hi"]
     offered = {t["function"]["name"] for t in script.chat_requests[-2].body["tools"]}
     assert {"echo", "calculator"} <= offered
+
+
+async def test_a_new_message_during_an_approval_pause_never_runs_the_call(
+    client: LangGraphClient, script: ScriptedOpenAIServer
+) -> None:
+    """What Agent Chat UI sends when the user types during a pause: its stand-in result for the
+    pending call (an id of its own) and the new message. The call must not run, the model must
+    be told so, and the real endpoint must accept the conversation."""
+    script.add(Reply(content=CALC), Reply(content="Thought: fine.\nFinal Answer: skipped it"))
+    thread = await new_thread(client)
+    context = {**TEXT, "approve": ["calculator"]}
+    await client.runs.wait(thread, "agent", input=ask(), context=context)
+    state = await client.threads.get_state(thread)
+    pending = state["values"]["messages"][-1]["tool_calls"][0]["id"]
+    stand_in = {
+        "type": "tool",
+        "tool_call_id": pending,
+        "id": "do-not-render-ui-1",
+        "content": "Successfully handled tool call.",
+    }
+    done = await client.runs.wait(
+        thread,
+        "agent",
+        input={"messages": [stand_in, {"role": "user", "content": "never mind"}]},
+        context=context,
+    )
+    assert done["status"] == "answered", done.get("error")
+    assert done["answer"] == "skipped it"
+    told = [m for m in user_texts(script.chat_requests[-1]) if "was not run" in m]
+    assert len(told) == 1 and "391" not in " ".join(user_texts(script.chat_requests[-1]))
+    results = [m for m in done["messages"] if m["type"] == "tool"]
+    assert [r["id"] for r in results if r["id"] == "do-not-render-ui-1"] == []
