@@ -98,3 +98,34 @@ def test_bad_input_is_one_clear_sentence(
     assert done.returncode == 2
     assert message in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_mcp_server_tools_from_the_command_line(
+    openai_server: ScriptedOpenAIServer, env: dict[str, str], tmp_path: Path
+) -> None:
+    """`--mcp-config` names the servers (an operator choice); their tools are picked by name
+    like the built-ins and run under the text protocol; the server is gone afterwards."""
+    from tests.support.mcp_servers import toolbox, write_config
+
+    config = write_config(tmp_path / "mcp.json", {"box": toolbox()})
+    openai_server.add(
+        Reply(content='Thought: echo it.\nAction: echo\nAction Input: {"text": "hi"}'),
+        Reply(content="Thought: done.\nFinal Answer: it said hi"),
+    )
+    args = ["--protocol", "text", "--tools", "echo,calculator", "--mcp-config", str(config)]
+    done = react_agent("ask", "echo hi", *args, "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert [s["observation"] for s in result["steps"] if s["kind"] == "action"] == ["echo: hi"]
+    assert "echo:" in openai_server.chat_requests[0].messages[0]["content"]  # in the prompt
+    leftover = [
+        p for p in Path("/proc").iterdir() if p.name.isdigit() and b"toolbox.py" in _cmdline(p)
+    ]
+    assert leftover == []  # the CLI closed its MCP server
+
+
+def _cmdline(proc: Path) -> bytes:
+    try:
+        return (proc / "cmdline").read_bytes()
+    except OSError:
+        return b""

@@ -22,6 +22,7 @@ def ask(
     max_steps: o.MaxSteps = None,
     tools: o.Tools = None,
     approve: o.Approve = None,
+    mcp_config: o.McpConfig = None,
     checkpointer: o.Checkpointer = None,
     as_json: o.AsJson = False,
 ) -> None:
@@ -33,6 +34,7 @@ def ask(
         max_steps=max_steps,
         tools=tools,
         approve=approve,
+        mcp_config=mcp_config,
     )
 
     def body() -> None:
@@ -62,6 +64,7 @@ def chat(
     max_steps: o.MaxSteps = None,
     tools: o.Tools = None,
     approve: o.Approve = None,
+    mcp_config: o.McpConfig = None,
     checkpointer: o.Checkpointer = None,
 ) -> None:
     """An interactive conversation on one thread (Ctrl-D or /exit to leave)."""
@@ -72,6 +75,7 @@ def chat(
         max_steps=max_steps,
         tools=tools,
         approve=approve,
+        mcp_config=mcp_config,
     )
 
     def body() -> None:
@@ -111,12 +115,18 @@ def resume(
     protocol: o.ProtocolOpt = None,
     tools: o.Tools = None,
     approve: o.Approve = None,
+    mcp_config: o.McpConfig = None,
     checkpointer: o.Checkpointer = None,
     as_json: o.AsJson = False,
 ) -> None:
     """Continue a run that stopped early: a crash, Ctrl-C, an approval pause, a model outage."""
     settings = o.given(
-        model=model, base_url=base_url, protocol=protocol, tools=tools, approve=approve
+        model=model,
+        base_url=base_url,
+        protocol=protocol,
+        tools=tools,
+        approve=approve,
+        mcp_config=mcp_config,
     )
 
     def body() -> None:
@@ -166,12 +176,18 @@ def replay(
     protocol: o.ProtocolOpt = None,
     tools: o.Tools = None,
     approve: o.Approve = None,
+    mcp_config: o.McpConfig = None,
     checkpointer: o.Checkpointer = None,
     as_json: o.AsJson = False,
 ) -> None:
     """Time travel: re-run from a checkpoint as a fork (the original history stays)."""
     settings = o.given(
-        model=model, base_url=base_url, protocol=protocol, tools=tools, approve=approve
+        model=model,
+        base_url=base_url,
+        protocol=protocol,
+        tools=tools,
+        approve=approve,
+        mcp_config=mcp_config,
     )
 
     def body() -> None:
