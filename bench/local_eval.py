@@ -13,7 +13,8 @@ Prompt modes (`--modes`, comma-separated):
 
 - `chat`: the text protocol's system prompt through the chat endpoint (the old way), grammar;
 - `all`: few-shot completion prompt with every example of the offered tools, grammar;
-- `pick`: few-shot completion prompt with the 4 examples closest to the question, grammar;
+- `pick`: few-shot completion prompt with the 3 examples closest to the question
+  (`--example-count`), grammar;
 - `pick-free`: `pick` without the grammar.
 
 The loop is driven here, exactly as the agent's contract with `LocalCompletionModel` says
@@ -438,6 +439,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="15 tasks, every kind")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "local_eval.json"))
     parser.add_argument("--rescore", default="", help="only re-check the answers in this file")
+    parser.add_argument("--example-count", type=int, default=3, help="examples picked (pick modes)")
     args = parser.parse_args()
     if args.rescore:
         return rescore(Path(args.rescore))
@@ -470,7 +472,9 @@ def main() -> int:
             meta.append({"model": label, "startup_seconds": server.startup_seconds})
         try:
             for mode in modes:
-                model = chat_model(base_url, **MODES[mode]["options"])
+                model = chat_model(
+                    base_url, example_count=args.example_count, **MODES[mode]["options"]
+                )
                 for task in tasks:
                     r = run_task(model, tools, task, mode, label, MODES[mode]["grammar"])
                     results.append(r)
