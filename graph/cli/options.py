@@ -69,7 +69,8 @@ JsonLines = Annotated[
 McpConfig = Annotated[
     str | None,
     typer.Option(
-        "--mcp-config", help="MCP servers file whose tools join the registry (REACT_AGENT_MCP_CONFIG)."
+        "--mcp-config",
+        help="MCP servers file whose tools join the registry (REACT_AGENT_MCP_CONFIG).",
     ),
 ]
 

@@ -11,10 +11,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
-import queue
 import threading
-from collections.abc import Callable, Sequence
-from concurrent.futures import Future
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.messages import (
@@ -25,9 +23,30 @@ from langchain_core.messages import (
 )
 from langchain_core.runnables import Runnable, RunnableConfig
 
+from graph.workers import DaemonWorkers
+
 
 class ReplyTooLong(ValueError):
     """The model kept writing past the reply cap."""
+
+
+class ReplyBuffer:
+    """The reply as it streams in, refused once it passes the cap."""
+
+    def __init__(self, max_chars: int) -> None:
+        self.max_chars = max_chars
+        self.reply: Any = None
+        self.size = 0
+
+    def add(self, chunk: Any) -> None:
+        self.reply = chunk if self.reply is None else self.reply + chunk
+        content = getattr(chunk, "content", None)
+        self.size += len(content) if isinstance(content, str) else 0
+        if self.size > self.max_chars:
+            raise ReplyTooLong(
+                f"the model's reply passed {self.max_chars:,} characters and was cut off "
+                "(REACT_AGENT_MAX_REPLY_CHARS)"
+            )
 
 
 async def acall_model(
@@ -39,18 +58,11 @@ async def acall_model(
     max_chars: int,
 ) -> AIMessage:
     """The model's whole reply, or TimeoutError / ReplyTooLong."""
-    reply: Any = None
-    size = 0
+    buffer = ReplyBuffer(max_chars)
     async with asyncio.timeout(timeout):
         async for chunk in runnable.astream(list(messages), config):
-            reply = chunk if reply is None else reply + chunk
-            size += len(chunk.content) if isinstance(getattr(chunk, "content", None), str) else 0
-            if size > max_chars:
-                raise ReplyTooLong(
-                    f"the model's reply passed {max_chars:,} characters and was cut off "
-                    "(REACT_AGENT_MAX_REPLY_CHARS)"
-                )
-    return as_message(reply)
+            buffer.add(chunk)
+    return as_message(buffer.reply)
 
 
 def call_model(
@@ -67,19 +79,12 @@ def call_model(
     stop = threading.Event()
 
     def read() -> Any:
-        reply: Any = None
-        size = 0
+        buffer = ReplyBuffer(max_chars)
         for chunk in runnable.stream(list(messages), config):
             if stop.is_set():
                 break
-            reply = chunk if reply is None else reply + chunk
-            size += len(chunk.content) if isinstance(getattr(chunk, "content", None), str) else 0
-            if size > max_chars:
-                raise ReplyTooLong(
-                    f"the model's reply passed {max_chars:,} characters and was cut off "
-                    "(REACT_AGENT_MAX_REPLY_CHARS)"
-                )
-        return reply
+            buffer.add(chunk)
+        return buffer.reply
 
     future = _READERS.submit(contextvars.copy_context().run, read)
     try:
@@ -89,38 +94,7 @@ def call_model(
         raise TimeoutError(f"no complete reply within {timeout:g} s") from None
 
 
-class DaemonReaders:
-    """Reader threads, reused while idle and never a fixed number: a reader stuck on an endpoint
-    that trickles forever must not hold a slot every later call waits for (a fixed pool would
-    starve), and a daemon thread never keeps the process from exiting."""
-
-    def __init__(self) -> None:
-        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
-        self._idle = 0
-        self._lock = threading.Lock()
-
-    def submit(self, func: Callable[..., Any], *args: Any) -> Future[Any]:
-        future: Future[Any] = Future()
-        self._jobs.put((lambda: func(*args), future))
-        with self._lock:
-            if self._idle:
-                self._idle -= 1
-                return future
-        threading.Thread(target=self._work, name="model-reader", daemon=True).start()
-        return future
-
-    def _work(self) -> None:
-        while True:
-            job, future = self._jobs.get()
-            try:
-                future.set_result(job())
-            except BaseException as exc:  # handed to the waiting run, which reports it
-                future.set_exception(exc)
-            with self._lock:
-                self._idle += 1
-
-
-_READERS = DaemonReaders()
+_READERS = DaemonWorkers("model-reader")
 
 
 def as_message(reply: Any) -> AIMessage:

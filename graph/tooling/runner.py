@@ -7,7 +7,6 @@ sentence the model can act on. Only LangGraph's own control flow (interrupts) pa
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextvars
 import json
 import time
@@ -21,6 +20,7 @@ from pydantic import ValidationError
 from typing_extensions import TypedDict
 
 from graph.lru import LRU
+from graph.workers import DaemonWorkers
 from tools._support import run_sync
 
 T = TypeVar("T")
@@ -178,9 +178,9 @@ async def run_tool_call(
     return _result(call, started, _as_text(output), False)
 
 
-# Sync runs call sync tools on this pool, so a timeout can stop waiting for them; starting an
-# event loop per call instead costs more than the rest of the step.
-_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=32, thread_name_prefix="tool")
+# Sync runs call sync tools on worker threads, so a timeout can stop waiting for them; starting
+# an event loop per call instead costs more than the rest of the step.
+_POOL = DaemonWorkers("tool")
 
 
 def run_tool_call_sync(

@@ -202,8 +202,9 @@ def test_unknown_tool_lists_the_valid_ones(protocol: str, mode: str) -> None:
         )
     else:  # the reader resolves names against the enabled tools: a correction, not a call
         assert step["kind"] == "invalid"
-        assert "no tool named 'teleport'; the tools are: echo, explode, slow, add" in (
-            step["observation"]
+        assert (
+            "no tool named 'teleport'; the tools are: echo, explode, slow, add"
+            in (step["observation"])
         )
     assert out["status"] == "answered"
 

@@ -160,9 +160,9 @@ def test_no_cache_is_keyed_by_id() -> None:
                 call = node.slice
                 if isinstance(call.func, ast.Name) and call.func.id == "id":
                     offenders.append(f"{path.name}:{node.lineno}")
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                if node.func.attr in {"get", "setdefault", "pop"} and node.args:
-                    first = node.args[0]
-                    if isinstance(first, ast.Call) and getattr(first.func, "id", "") == "id":
-                        offenders.append(f"{path.name}:{node.lineno}")
+            lookup = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            if lookup and node.func.attr in {"get", "setdefault", "pop"} and node.args:
+                first = node.args[0]
+                if isinstance(first, ast.Call) and getattr(first.func, "id", "") == "id":
+                    offenders.append(f"{path.name}:{node.lineno}")
     assert offenders == []
