@@ -15,7 +15,9 @@ Prompt modes (`--modes`, comma-separated):
 - `all`: few-shot completion prompt with every example of the offered tools, grammar;
 - `pick`: few-shot completion prompt with the 3 examples closest to the question
   (`--example-count`), grammar;
-- `pick-free`: `pick` without the grammar.
+- `pick-free`: `pick` without the grammar;
+- `agent`: the agent itself (`build_graph` with the embedded model's run policies), prompted as
+  `pick`: what `react-agent ask` does.
 
 The loop is driven here, exactly as the agent's contract with `LocalCompletionModel` says
 (bind_tools, stop, grammar, then the conversation in LangChain's standard form), so the figures
@@ -273,6 +275,8 @@ MODES: dict[str, dict[str, Any]] = {
     "all": {"options": {"examples": "all"}, "grammar": True},
     "pick": {"options": {"examples": "pick"}, "grammar": True},
     "pick-free": {"options": {"examples": "pick"}, "grammar": False},
+    # the agent itself (build_graph, its nodes and its run policies), prompted as `pick`
+    "agent": {"options": {"examples": "pick"}, "grammar": True},
 }
 
 
@@ -291,6 +295,50 @@ class Result:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     invalid: int = 0
+
+
+def run_agent_task(model: Any, tools: list, task: Task, mode: str, label: str) -> Result:
+    """One run of the agent itself: `build_graph` with the embedded model's run policies."""
+    from graph import build_graph
+
+    agent = build_graph(
+        model=model,
+        tools=tools,
+        protocol="text",
+        max_steps=MAX_STEPS,
+        answer_after=ANSWER_AFTER,
+        max_tokens=STEP_TOKENS,
+        run_timeout=RUN_DEADLINE,
+        constrained_decoding="on",
+    )
+    started = time.monotonic()
+    out = agent.invoke({"messages": [("user", task.question)]})
+    seconds = time.monotonic() - started
+    actions = [s for s in out["steps"] if s["kind"] == "action"]
+    steps = [
+        {"tool": s["tool"], "input": s["tool_input"], "observation": s["observation"]}
+        for s in actions
+    ]
+    ended = {"answered": "answered", "timeout": "deadline", "max_steps": "max_steps"}.get(
+        out["status"], "invalid"
+    )
+    answer = (out.get("answer") or "") if ended == "answered" else ""
+    usage = [s["usage"] for s in out["steps"] if s.get("usage")]
+    return Result(
+        task=task.name,
+        kind=task.kind,
+        mode=mode,
+        model=label,
+        success=ended == "answered" and task.check(answer, steps),
+        right_tool=(steps[0]["tool"] if steps else None) == task.tool,
+        ended=ended,
+        answer=answer,
+        seconds=seconds,
+        steps=steps,
+        prompt_tokens=sum(u.get("input_tokens", 0) for u in usage),
+        completion_tokens=sum(u.get("output_tokens", 0) for u in usage),
+        invalid=sum(s["kind"] == "invalid" for s in out["steps"]),
+    )
 
 
 def run_task(model: Any, tools: list, task: Task, mode: str, label: str, grammar: bool) -> Result:
@@ -476,7 +524,11 @@ def main() -> int:
                     base_url, example_count=args.example_count, **MODES[mode]["options"]
                 )
                 for task in tasks:
-                    r = run_task(model, tools, task, mode, label, MODES[mode]["grammar"])
+                    r = (
+                        run_agent_task(model, tools, task, mode, label)
+                        if mode == "agent"
+                        else run_task(model, tools, task, mode, label, MODES[mode]["grammar"])
+                    )
                     results.append(r)
                     calls = [
                         f"{s['tool']} {json.dumps(s['input'], ensure_ascii=False)}" for s in r.steps

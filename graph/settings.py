@@ -146,7 +146,7 @@ class AgentContext(BaseModel):
     max_tokens: int | None = _setting(
         None, "REACT_AGENT_MAX_TOKENS", "operator",
         "Most tokens the model may write per step. Empty: the endpoint's default (the "
-        "embedded model: 256).",
+        "embedded model: 100).",
         ge=16,
     )  # fmt: skip
     answer_after: int | None = _setting(

@@ -21,7 +21,7 @@ from graph.protocols.text.grammar import grammar_for, request_options, use_gramm
 from graph.settings import ENV_VARS, AgentContext, resolve_run_context
 
 # The embedded model is small and slow: it gets bounds of its own unless the operator set them.
-LOCAL_DEFAULTS = {"run_timeout": 30.0, "max_tokens": 256, "answer_after": 2}
+LOCAL_DEFAULTS = {"run_timeout": 30.0, "max_tokens": 100, "answer_after": 2}
 
 
 class Bindings:
