@@ -129,34 +129,25 @@ def resume(
         mcp_config=mcp_config,
     )
 
-    def body() -> None:
-        from graph.cli.session import open_thread, preflight, report, run_turns
+    async def go(session: Any) -> tuple[dict[str, Any], bool]:
+        from graph.persistence.resume import aresume_config
         from graph.redaction import redact
 
-        o.thread_id(thread)
-        preflight(settings)
+        config = {"configurable": {"thread_id": thread}}
+        snapshot = await session.agent.aget_state(config)
+        if snapshot.created_at is None:
+            raise o.Stop(f"no thread {thread!r} in {redact(session.url)}.", 1)
+        target = await aresume_config(session.agent, config)
+        if target is None:
+            status = (snapshot.values or {}).get("status")
+            raise o.Stop(
+                f"thread {thread!r} has nothing to resume: its last run ended with status "
+                f"{status!r}. Ask a new question with --thread {thread}.",
+                1,
+            )
+        return await session.drive(None, target)
 
-        async def go(session: Any) -> tuple[dict[str, Any], bool]:
-            from graph.persistence.resume import aresume_config
-
-            config = {"configurable": {"thread_id": thread}}
-            snapshot = await session.agent.aget_state(config)
-            if snapshot.created_at is None:
-                raise o.Stop(f"no thread {thread!r} in {redact(session.url)}.", 1)
-            target = await aresume_config(session.agent, config)
-            if target is None:
-                status = (snapshot.values or {}).get("status")
-                raise o.Stop(
-                    f"thread {thread!r} has nothing to resume: its last run ended with status "
-                    f"{status!r}. Ask a new question with --thread {thread}.",
-                    1,
-                )
-            return await session.drive(None, target)
-
-        values, paused = run_turns(open_thread(checkpointer, settings, thread, as_json, go), thread)
-        report(values, thread, paused, as_json)
-
-    run_command(body)
+    _continue_thread(thread, settings, checkpointer, as_json, go)
 
 
 def replay(
@@ -190,26 +181,31 @@ def replay(
         mcp_config=mcp_config,
     )
 
+    async def go(session: Any) -> tuple[dict[str, Any], bool]:
+        from graph.persistence.forks import fork_with_input
+
+        config = {"configurable": {"thread_id": thread, "checkpoint_id": checkpoint}}
+        snapshot = await session.agent.aget_state(config)
+        if snapshot.created_at is None:
+            raise o.Stop(f"no checkpoint {checkpoint!r} in thread {thread!r}.", 1)
+        if tool_input is not None:
+            config = await fork_with_input(session.agent, snapshot, _parse_input(tool_input), call)
+        say(f"forking thread {thread} from checkpoint {checkpoint}")
+        return await session.drive(None, config)
+
+    _continue_thread(thread, settings, checkpointer, as_json, go)
+
+
+def _continue_thread(
+    thread: str, settings: dict[str, Any], checkpointer: str | None, as_json: bool, go: Any
+) -> None:
+    """Run `go` on an existing thread (resume, replay): the thread's lock, the run, the report."""
+
     def body() -> None:
         from graph.cli.session import open_thread, preflight, report, run_turns
 
         o.thread_id(thread)
         preflight(settings)
-
-        async def go(session: Any) -> tuple[dict[str, Any], bool]:
-            from graph.persistence.forks import fork_with_input
-
-            config = {"configurable": {"thread_id": thread, "checkpoint_id": checkpoint}}
-            snapshot = await session.agent.aget_state(config)
-            if snapshot.created_at is None:
-                raise o.Stop(f"no checkpoint {checkpoint!r} in thread {thread!r}.", 1)
-            if tool_input is not None:
-                config = await fork_with_input(
-                    session.agent, snapshot, _parse_input(tool_input), call
-                )
-            say(f"forking thread {thread} from checkpoint {checkpoint}")
-            return await session.drive(None, config)
-
         values, paused = run_turns(open_thread(checkpointer, settings, thread, as_json, go), thread)
         report(values, thread, paused, as_json)
 
