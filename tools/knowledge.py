@@ -8,10 +8,12 @@ up to date and formats the hits. The parts live next to it, each with its own re
   no symlinks, FIFOs or devices; reading never blocks and never leaves the folder);
 - `tools/knowledge_index.py`: the private SQLite FTS5 index under `$REACT_AGENT_STATE_DIR`,
   built on first use and re-synced before every search, safe with several processes;
-- `tools/knowledge_query.py`: query text to terms (never FTS5 syntax), ranking and excerpts.
+- `tools/knowledge_query.py`: query text to terms (never FTS5 syntax), ranking and excerpts;
+- `tools/knowledge_text.py`: stop words, simple stems and a note's sentences.
 
 The observation is bounded: at most `RESULT_COUNT` hits, each with a shortened path and title
-and an excerpt of about 240 characters, and the whole cut at `MAX_RESULT_CHARS` with a note.
+and an excerpt (the sentence that holds the most query words, one sentence per line, at most
+about 300 + 240 characters), and the whole cut at `MAX_RESULT_CHARS` with a note.
 """
 
 from __future__ import annotations

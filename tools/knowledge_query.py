@@ -5,15 +5,20 @@ reads, and its rules are the ones worth testing on their own: nothing in the que
 FTS5 syntax.
 
 Matching: the FTS5 table uses the `trigram` tokenizer, so any substring of three or more
-characters matches in any script (CJK included). Query text is cut into terms, never passed to
-FTS5 as syntax: every term is a double-quoted phrase. Terms of fewer than three characters
-(the two-character Chinese word 北京, 'AI') cannot match trigrams and fall back to
-`LIKE '%term%'` over the stored text; a run of Chinese characters longer than two also counts
-each of its two-character pieces that way, since Chinese words are mostly two characters long
-and questions rarely repeat a document's exact phrase. Documents are ranked by the summed
-rarity (BM25's IDF) of the terms they contain, ties broken by FTS5's `bm25()` (title weighted
-above body). Excerpts are cut around the rarest matching term in Python: with trigram tokens
-FTS5's `snippet()` can show at most 64 characters.
+characters matches in any script (CJK included). Query text is cut into words, never passed to
+FTS5 as syntax: every term is a double-quoted phrase. English stop words are dropped and each
+English word also searches for its simple stems (`tools/knowledge_text.py`: agents → agent), so
+a question phrased as a sentence still finds the note; an identifier such as REACT_AGENT_KB_DIR
+is searched whole as well as word by word. Terms of fewer than three characters (the
+two-character Chinese word 北京, 'AI') cannot match trigrams and fall back to `LIKE '%term%'`
+over the stored text; a run of Chinese characters longer than two also counts each of its
+two-character pieces that way, since Chinese words are mostly two characters long and questions
+rarely repeat a document's exact phrase.
+
+Ranking: documents are ranked by how many distinct query words they contain (a word found only
+through a stem counts a little less), then by the summed rarity (BM25's IDF) of those words,
+ties broken by FTS5's `bm25()` (title weighted above body). Excerpts are whole sentences, chosen
+in Python: the sentence with the most query words first, then the next one if it is short.
 """
 
 from __future__ import annotations
@@ -21,22 +26,34 @@ from __future__ import annotations
 import math
 import re
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from tools.knowledge_text import STOP_WORDS, sentences, stems
 
 MAX_TERMS = 40
 EXCERPT_CHARS = 240
+MAX_SENTENCE_CHARS = 300
+STEM_WEIGHT = 0.75  # a word found only through one of its stems
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _WORD = re.compile(r"[^\W_]+")
+_IDENTIFIER = re.compile(r"[^\W_]+(?:_[^\W_]+)+")
 _RUNS = re.compile(f"[{_CJK}]+|[^{_CJK}]+")
 _IS_CJK = re.compile(f"[{_CJK}]")
-_HEADING_MARK = re.compile(r"^\s{0,3}#{1,6}\s+", re.MULTILINE)
+_INNER = re.compile(r"[^\W]")  # a letter, digit or underscore: inside a word
+SHORTLIST = 3  # times the limit: documents whose sentences are scored for the final order
 
 
 @dataclass(frozen=True)
 class Term:
     text: str  # case-folded
     fts: bool  # True: an FTS5 trigram phrase; False: LIKE '%text%'
+    word: str = field(default="", compare=False)  # the query word it stands for
+    stem: bool = field(default=False, compare=False)  # a stem of `word`, not the word itself
+
+    @property
+    def key(self) -> str:
+        return self.word or self.text
 
 
 @dataclass(frozen=True)
@@ -50,29 +67,36 @@ class Hit:
 def query_terms(query: str) -> list[Term]:
     """Free text -> search terms; nothing in it is ever FTS5 syntax.
 
-    Words of 3+ characters and runs of 3+ Chinese characters are trigram phrases; 2-character
-    words and the 2-character pieces of Chinese runs are LIKE terms; single characters are used
-    only when nothing else is left.
+    English stop words are left out (unless nothing else is left); words of 3+ characters and
+    runs of 3+ Chinese characters are trigram phrases, followed by the word's stems;
+    2-character words and the 2-character pieces of Chinese runs are LIKE terms; single
+    characters are used only when nothing else is left.
     """
     terms: dict[str, Term] = {}
     singles: list[str] = []
 
-    def add(text: str, fts: bool) -> None:
-        if text not in terms or fts:
-            terms[text] = Term(text, fts)
+    def add(text: str, fts: bool, word: str = "", stem: bool = False) -> None:
+        if text not in terms:
+            terms[text] = Term(text, fts, word or text, stem)
 
-    for word in _WORD.findall(query.casefold()):
-        for run in _RUNS.findall(word):
-            cjk = bool(_IS_CJK.match(run))
-            if len(run) >= 3:
-                add(run, fts=True)
-                if cjk:
-                    for i in range(len(run) - 1):
-                        add(run[i : i + 2], fts=False)
-            elif len(run) == 2:
-                add(run, fts=False)
-            else:
-                singles.append(run)
+    folded = query.casefold()
+    runs = [run for word in _WORD.findall(folded) for run in _RUNS.findall(word)]
+    runs = [run for run in runs if _IS_CJK.match(run) or run not in STOP_WORDS] or runs
+    for run in runs:
+        cjk = bool(_IS_CJK.match(run))
+        if len(run) >= 3:
+            add(run, fts=True)
+            if cjk:
+                for i in range(len(run) - 1):
+                    add(run[i : i + 2], fts=False)
+            for stem in stems(run):
+                add(stem, fts=len(stem) >= 3, word=run, stem=True)
+        elif len(run) == 2:
+            add(run, fts=False)
+        else:
+            singles.append(run)
+    for identifier in _IDENTIFIER.findall(folded):  # REACT_AGENT_KB_DIR as a whole, too
+        add(identifier, fts=True)
     if not terms:
         for single in singles:
             add(single, fts=False)
@@ -105,18 +129,25 @@ def search(conn: sqlite3.Connection, terms: list[Term], limit: int) -> list[Hit]
     total = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
     if not total:
         return []
-    scores: dict[int, float] = {}
-    matched: dict[int, list[tuple[float, Term]]] = {}
+    # per document, per query word: (weight, rarity) of its best matching form
+    found: dict[int, dict[str, tuple[float, float]]] = {}
+    rarities: dict[str, float] = {}
     for term in terms:
         ids = _matching_ids(conn, term)
         if not ids:
             continue
         rarity = math.log(1 + (total - len(ids) + 0.5) / (len(ids) + 0.5))
+        rarities[term.key] = max(rarities.get(term.key, 0.0), rarity)
+        weight = STEM_WEIGHT if term.stem else 1.0
         for doc_id in ids:
-            scores[doc_id] = scores.get(doc_id, 0.0) + rarity
-            matched.setdefault(doc_id, []).append((rarity, term))
-    if not scores:
+            words = found.setdefault(doc_id, {})
+            words[term.key] = max(words.get(term.key, (0.0, 0.0)), (weight, rarity))
+    if not found:
         return []
+    scores = {
+        doc_id: (sum(w for w, _ in words.values()), sum(r for _, r in words.values()))
+        for doc_id, words in found.items()
+    }
     bm25: dict[int, float] = {}
     phrases = " OR ".join(_fts_phrase(t.text) for t in terms if t.fts)
     if phrases:
@@ -126,26 +157,78 @@ def search(conn: sqlite3.Connection, terms: list[Term], limit: int) -> list[Hit]
             (phrases,),
         )
         bm25 = dict(rows.fetchall())
-    ranked = sorted(scores, key=lambda i: (-round(scores[i], 9), bm25.get(i, 0.0), i))[:limit]
+    ranked = sorted(
+        scores,
+        key=lambda i: (-round(scores[i][0], 6), -round(scores[i][1], 9), bm25.get(i, 0.0), i),
+    )[: limit * SHORTLIST]
     hits = []
-    for doc_id in ranked:
+    for order, doc_id in enumerate(ranked):
         path, title, body = conn.execute(
             "SELECT path, title, body FROM documents WHERE id = ?", (doc_id,)
         ).fetchone()
-        best = max(matched[doc_id], key=lambda m: (m[0], len(m[1].text)))[1]
-        hits.append(Hit(path, title, excerpt(body, best.text, title), scores[doc_id]))
-    return hits
+        text, best = excerpt_and_score(body, terms, title, rarities)
+        hits.append((-round(scores[doc_id][0], 6), -best, order, Hit(path, title, text, best)))
+    # same number of query words: the document whose best sentence holds more of them first
+    hits.sort(key=lambda h: h[:3])
+    return [hit for *_, hit in hits[:limit]]
 
 
-def excerpt(body: str, term: str, title: str = "", width: int = EXCERPT_CHARS) -> str:
-    """About `width` characters of `body` around the first occurrence of `term`, on one line;
-    Markdown heading marks and a leading copy of the title are left out."""
-    text = " ".join(_HEADING_MARK.sub("", body).split())
-    if title and text.startswith(title) and len(text) > len(title):
-        text = text[len(title) :].lstrip()
-    at = text.casefold().find(term)
-    if at < 0:
-        at = 0
+def _sentence_score(sentence: str, terms: list[Term], rarities: dict[str, float]) -> float:
+    """How many query words `sentence` holds: a stem counts less, and so does a match inside
+    a longer word or identifier (the "agent" of REACT_AGENT_TOOLS)."""
+    folded = sentence.casefold()
+    words: dict[str, float] = {}
+    for term in terms:
+        at = folded.find(term.text)
+        if at < 0:
+            continue
+        weight = STEM_WEIGHT if term.stem else 1.0
+        if not _IS_CJK.match(term.text):
+            starts = [m.start() for m in re.finditer(re.escape(term.text), folded)]
+            if all(i > 0 and _INNER.match(folded[i - 1]) for i in starts):
+                weight *= 0.5
+            elif not term.stem and all(
+                _INNER.match(folded[i + len(term.text) : i + len(term.text) + 1]) for i in starts
+            ):
+                weight *= 0.9
+        weight += rarities.get(term.key, 0.0) / 100
+        words[term.key] = max(words.get(term.key, 0.0), weight)
+    return sum(words.values())
+
+
+def excerpt_and_score(
+    body: str,
+    terms: list[Term],
+    title: str = "",
+    rarities: dict[str, float] | None = None,
+    width: int = EXCERPT_CHARS,
+) -> tuple[str, float]:
+    """The sentence of `body` with the most query words (ties: the earlier one), then the
+    sentence after it if the first is short; one sentence per line, each cut to about
+    `MAX_SENTENCE_CHARS` around its first match. The title heading is left out."""
+    units = sentences(body, title) or [" ".join(body.split())]
+    scores = [_sentence_score(unit, terms, rarities or {}) for unit in units]
+    best = max(range(len(units)), key=lambda i: (scores[i], -i))
+    lines = [_clip_around(units[best], terms, MAX_SENTENCE_CHARS)]
+    if len(lines[0]) < width // 2 and best + 1 < len(units):
+        lines.append(_clip_around(units[best + 1], terms, width))
+    return "\n".join(line for line in lines if line), scores[best]
+
+
+def excerpt(body: str, terms: list[Term], title: str = "") -> str:
+    """The excerpt alone (see `excerpt_and_score`)."""
+    return excerpt_and_score(body, terms, title)[0]
+
+
+def _clip_around(text: str, terms: list[Term], width: int) -> str:
+    """`text` if it fits in `width` characters, else about `width` characters around the first
+    match of the longest matching term, with "…" where it was cut."""
+    if len(text) <= width:
+        return text
+    folded = text.casefold()
+    matching = sorted((t.text for t in terms if t.text in folded), key=len, reverse=True)
+    at = folded.find(matching[0]) if matching else 0
+    length = len(matching[0]) if matching else 0
     start = max(0, at - width // 3)
     end = min(len(text), start + width)
     start = max(0, end - width)
@@ -153,7 +236,7 @@ def excerpt(body: str, term: str, title: str = "", width: int = EXCERPT_CHARS) -
         space = text.find(" ", start, at)
         start = space + 1 if space >= 0 else start
     if end < len(text) and not _IS_CJK.match(text[end - 1]):
-        space = text.rfind(" ", at + len(term), end)
+        space = text.rfind(" ", at + length, end)
         end = space if space > 0 else end
     piece = text[start:end].strip()
     return f"{'…' if start > 0 else ''}{piece}{'…' if end < len(text) else ''}"

@@ -18,6 +18,7 @@ from tools.knowledge import SAMPLE_DIR, knowledge_search, search_knowledge
 from tools.knowledge_files import document_title
 from tools.knowledge_index import index_path
 from tools.knowledge_query import Term, query_terms
+from tools.knowledge_text import sentences
 
 CHECKPOINTS = """# Checkpoints
 
@@ -349,3 +350,102 @@ def test_the_observation_is_bounded(corpus: Path) -> None:
     assert len(result) < 2500
     first = result.split("\n", 1)[0]
     assert first.startswith("1. " + "d" * 150) and first.endswith("…") and len(first) < 340
+
+
+STORAGE = """# Storage
+
+The agent is a state machine.
+Old threads can be deleted when their history is no longer needed.
+Checkpoints are stored in a local SQLite file or in PostgreSQL.
+"""
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("agents", ["agent"]),
+        ("stored", ["store", "stor"]),
+        ("resuming", ["resum"]),
+        ("running", ["runn", "run"]),
+        ("quickly", ["quick"]),
+        ("agent's", []),  # the apostrophe splits the word: "agent" and "s"
+        ("stories", ["story"]),
+        ("process", []),
+        ("big", []),
+    ],
+)
+def test_stems(word: str, expected: list[str]) -> None:
+    assert [t.text for t in query_terms(word) if t.stem] == expected
+
+
+def test_stop_words_are_dropped_unless_nothing_else_is_left() -> None:
+    assert [t.text for t in query_terms("Where are the checkpoints?")] == [
+        "checkpoints",
+        "checkpoint",
+    ]
+    assert query_terms("the") == [Term("the", fts=True)]
+
+
+def test_a_plural_query_finds_the_singular_word(corpus: Path) -> None:
+    assert search_knowledge("agents").startswith("1. checkpoints.md — Checkpoints\n")
+    assert search_knowledge("crashes").startswith("1. checkpoints.md — Checkpoints\n")
+    assert search_knowledge("picked tools").startswith("1. tools.md — Tool configuration\n")
+
+
+def test_a_question_phrased_as_a_sentence_finds_the_note(corpus: Path) -> None:
+    result = search_knowledge("How does the agent resume after a crash?")
+    assert result.startswith(
+        "1. checkpoints.md — Checkpoints\n"
+        "The agent saves a checkpoint after every step, so a thread can resume after a crash."
+    )
+    assert search_knowledge("Which setting picks the tools?").startswith("1. tools.md")
+
+
+def test_the_excerpt_is_the_best_matching_sentence(corpus: Path) -> None:
+    rewrite(corpus / "storage.md", STORAGE)
+    result = search_knowledge("Where are checkpoints stored?")
+    assert result.startswith(
+        "1. storage.md — Storage\nCheckpoints are stored in a local SQLite file or in PostgreSQL.\n"
+    )
+
+
+def test_a_short_best_sentence_comes_with_the_next_one_line_by_line(corpus: Path) -> None:
+    rewrite(corpus / "storage.md", STORAGE)
+    assert search_knowledge("state machine").startswith(
+        "1. storage.md — Storage\n"
+        "The agent is a state machine.\n"
+        "Old threads can be deleted when their history is no longer needed."
+    )
+
+
+def test_sentences_of_a_wrapped_markdown_note() -> None:
+    text = (
+        "# Title\n\nFirst sentence wraps\nonto the next line. Second one.\n\n"
+        "- **item** one\n- item two\n\n| a | b |\n| --- | --- |\n\n## Part\n天气很好。风很大。\n"
+    )
+    assert sentences(text, "Title") == [
+        "First sentence wraps onto the next line.",
+        "Second one.",
+        "item one",
+        "item two",
+        "a | b",
+        "Part",
+        "天气很好。",
+        "风很大。",
+    ]
+
+
+def test_chinese_still_finds_the_sentence(corpus: Path) -> None:
+    assert search_knowledge("北京天气").startswith(
+        "1. sub/weather-zh.md — 天气查询\n用户问北京的天气时，模型调用 weather 工具，"
+    )
+    assert search_knowledge("广州 查询") == ("1. sub/weather-zh.md — 天气查询\n广州也可以查询。")
+
+
+def test_the_sample_corpus_answers_with_the_right_sentence() -> None:
+    result = search_knowledge("Where can checkpoints be kept?")
+    assert result.split("\n")[1].startswith("Checkpoints can be kept in memory")
+    result = search_knowledge("same thread id")
+    assert result.split("\n")[1].startswith("Running again with the same thread id continues")
+    result = search_knowledge("private hosts")
+    assert result.split("\n")[1].startswith("`REACT_AGENT_FETCH_ALLOW`: host names")

@@ -1,0 +1,115 @@
+"""Text rules of `knowledge_search`: query words to search terms, notes to sentences.
+
+Kept apart from the SQL (`tools/knowledge_query.py`) because these are plain-text rules, tested
+on their own and tuned for how small models phrase searches: whole questions ("How does the
+agent resume after a crash?") and words in another form than the notes use ("agents", "stored").
+
+- Query words: English stop words ("what", "how", "the", "does", "my notes"…) are dropped unless
+  nothing else is left, and each word also brings a few crude stems (plural, -ing, -ed, -ly,
+  's endings: agents → agent, stored → store/stor, resuming → resum). The index matches
+  substrings (trigrams), so a stem also finds every longer form of the word in the notes.
+- Notes: the body is cut into sentences, one per list item, table row or sentence of a
+  paragraph (wrapped lines joined), with Markdown heading marks, list bullets and bold marks
+  left out, so the excerpt can be the sentence that answers rather than a window of text.
+"""
+
+from __future__ import annotations
+
+import re
+
+_CONSONANTS = set("bcdfghjklmnpqrstvwxz")
+_STOP_TEXT = """
+    a about above after again all also am an and any are as at be been before being below
+    between both but by can could did do does doing done during each few for from further get
+    gets got had has have having he her here hers him his how i if in into is it its itself
+    just let me more most my myself no nor not now of off on once only or other our ours out
+    over own please she should so some such tell than that the their theirs them then
+    there these they this those through to too under until up us very was we were what when
+    where which while who whom why will with would you your yours
+    according check find look notes search show
+"""
+STOP_WORDS = frozenset(_STOP_TEXT.split())
+
+_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
+_SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+")
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
+_SENTENCE_END = re.compile(
+    r"(?:(?<=[.!?])|(?<=[.!?][\"')\]]))\s+(?=[\"'(\[`*_]*[A-Z0-9])|(?<=[。！？；])(?!$)"
+)
+
+
+def stems(word: str) -> list[str]:
+    """Simple stems of a case-folded English word (never the word itself), longest first."""
+    if not word.isascii() or not word.isalpha() or len(word) < 4:
+        return []
+    found: list[str] = []
+
+    def add(stem: str, least: int = 4) -> None:
+        if len(stem) >= least and stem != word and stem not in found:
+            found.append(stem)
+
+    base = word
+    if word.endswith("ies") and len(word) > 4:
+        base = word[:-3] + "y"
+    elif word.endswith(("sses", "shes", "ches", "xes", "zes")):
+        base = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        base = word[:-1]
+    add(base, 3)
+    for suffix in ("ing", "ed", "ly"):
+        if base.endswith(suffix):
+            stem = base[: -len(suffix)]
+            if suffix == "ed":
+                add(stem + "e")  # stored -> store
+            add(stem)
+            if len(stem) > 3 and stem[-1] == stem[-2] and stem[-1] in _CONSONANTS:
+                add(stem[:-1], 3)  # running -> run
+            break
+    return found
+
+
+def sentences(body: str, title: str = "") -> list[str]:
+    """The sentences of a note, in order, each on one line; the title heading is left out."""
+    units: list[str] = []
+    paragraph: list[str] = []
+
+    def flush() -> None:
+        if paragraph:
+            units.append(" ".join(paragraph))
+            paragraph.clear()
+
+    lines = body.splitlines()
+    if lines and lines[0].strip() == "---":  # front matter: not part of the text
+        ends = [i for i, line in enumerate(lines[1:40], 1) if line.strip() in ("---", "...")]
+        lines = lines[ends[0] + 1 :] if ends else lines
+    in_fence = False
+    for raw in lines:
+        line = raw.strip()
+        if _FENCE.match(raw):
+            flush()
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            if line:
+                units.append(line)
+            continue
+        heading = _HEADING.match(raw)
+        if not line or heading or _SETEXT.match(raw) or _TABLE_RULE.match(raw):
+            flush()
+            if heading and heading.group(1) and heading.group(1) != title:
+                units.append(heading.group(1))
+            continue
+        if _BULLET.match(raw) or line.startswith("|"):
+            flush()
+            line = _BULLET.sub("", raw).strip().strip("|").strip()
+        paragraph.append(line)
+    flush()
+    found: list[str] = []
+    for unit in units:
+        unit = " ".join(unit.replace("**", "").split())
+        if unit == title and not found:
+            continue
+        found.extend(piece.strip() for piece in _SENTENCE_END.split(unit) if piece.strip())
+    return found
