@@ -130,9 +130,9 @@ EXAMPLES = [
         "thought": "I search the notes for watering tomatoes.",
         "input": {"query": "water tomatoes"},
         "observation": (
-            "1. garden.md — Garden plan\n…Tomatoes are watered every morning at 7, and twice a "
-            "day in July. The roses need water twice a week…\n\n"
-            "2. shopping.txt — Shopping list\n…seeds for tomatoes, basil and mint…"
+            "1. garden.md — Garden plan\nTomatoes are watered every morning at 7, and twice a "
+            "day in July.\nThe roses need water twice a week.\n\n"
+            "2. shopping.txt — Shopping list\nSeeds for tomatoes, basil and mint."
         ),
         "answer": "Tomatoes are watered every morning at 7, and twice a day in July.",
     },
@@ -141,9 +141,8 @@ EXAMPLES = [
         "thought": "I search the notes for the staging server port.",
         "input": {"query": "staging server port"},
         "observation": (
-            "1. servers.md — Servers\n…We run three servers: staging, production and backup. "
-            "The staging server listens on port 8443; production uses port 443 behind the load "
-            "balancer…"
+            "1. servers.md — Servers\nThe staging server listens on port 8443.\n"
+            "Production uses port 443 behind the load balancer."
         ),
         "answer": "The staging server listens on port 8443.",
     },
@@ -166,7 +165,7 @@ EXAMPLES = [
                 "input": {"query": "servers"},
                 "observation": (
                     "1. servers.md — Servers\nWe run three servers: staging, production and "
-                    "backup. The staging server listens on port 8443…"
+                    "backup.\nThe staging server listens on port 8443."
                 ),
             },
             {
