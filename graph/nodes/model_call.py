@@ -59,9 +59,15 @@ async def acall_model(
 ) -> AIMessage:
     """The model's whole reply, or TimeoutError / ReplyTooLong."""
     buffer = ReplyBuffer(max_chars)
-    async with asyncio.timeout(timeout):
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    async with asyncio.timeout_at(deadline):
         async for chunk in runnable.astream(list(messages), config):
             buffer.add(chunk)
+            # chunks already buffered are read without suspending, so the timeout's
+            # cancellation may never be delivered: check the deadline on every chunk too
+            if loop.time() >= deadline:
+                raise TimeoutError(f"no complete reply within {timeout:g} s")
     return as_message(buffer.reply)
 
 
