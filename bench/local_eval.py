@@ -297,6 +297,22 @@ class Result:
     invalid: int = 0
 
 
+def scored(task: Task, mode: str, label: str, ended: str, answer: str, steps: list, **rest: Any):
+    """A task's result: right when it answered with what the task expects."""
+    return Result(
+        task=task.name,
+        kind=task.kind,
+        mode=mode,
+        model=label,
+        success=ended == "answered" and task.check(answer, steps),
+        right_tool=(steps[0]["tool"] if steps else None) == task.tool,
+        ended=ended,
+        answer=answer,
+        steps=steps,
+        **rest,
+    )
+
+
 def run_agent_task(model: Any, tools: list, task: Task, mode: str, label: str) -> Result:
     """One run of the agent itself: `build_graph` with the embedded model's run policies."""
     from graph import build_graph
@@ -324,17 +340,14 @@ def run_agent_task(model: Any, tools: list, task: Task, mode: str, label: str) -
     )
     answer = (out.get("answer") or "") if ended == "answered" else ""
     usage = [s["usage"] for s in out["steps"] if s.get("usage")]
-    return Result(
-        task=task.name,
-        kind=task.kind,
-        mode=mode,
-        model=label,
-        success=ended == "answered" and task.check(answer, steps),
-        right_tool=(steps[0]["tool"] if steps else None) == task.tool,
-        ended=ended,
-        answer=answer,
+    return scored(
+        task,
+        mode,
+        label,
+        ended,
+        answer,
+        steps,
         seconds=seconds,
-        steps=steps,
         prompt_tokens=sum(u.get("input_tokens", 0) for u in usage),
         completion_tokens=sum(u.get("output_tokens", 0) for u in usage),
         invalid=sum(s["kind"] == "invalid" for s in out["steps"]),
@@ -402,19 +415,14 @@ def run_task(model: Any, tools: list, task: Task, mode: str, label: str, grammar
             ),
             ToolMessage(observation, tool_call_id=call_id),
         ]
-    seconds = time.monotonic() - started
-    first = steps[0]["tool"] if steps else None
-    return Result(
-        task=task.name,
-        kind=task.kind,
-        mode=mode,
-        model=label,
-        success=ended == "answered" and task.check(answer, steps),
-        right_tool=first == task.tool,
-        ended=ended,
-        answer=answer,
-        seconds=seconds,
-        steps=steps,
+    return scored(
+        task,
+        mode,
+        label,
+        ended,
+        answer,
+        steps,
+        seconds=time.monotonic() - started,
         prompt_tokens=usage_in,
         completion_tokens=usage_out,
         invalid=invalid,
