@@ -17,7 +17,7 @@ import asyncio
 import json
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -25,7 +25,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.errors import APIStatusError
 
@@ -74,22 +73,6 @@ def dev(
     }
     with langgraph_dev(env) as server, report_failures(request, server):
         yield server
-
-
-@pytest.fixture
-def script(model_server: ScriptedOpenAIServer) -> Iterator[ScriptedOpenAIServer]:
-    while model_server.remaining:
-        httpx.post(f"{model_server.base_url}/chat/completions", json={"messages": []}, timeout=10)
-    yield model_server
-
-
-@pytest.fixture
-async def client(dev: LangGraphDev) -> AsyncIterator[LangGraphClient]:
-    client = get_client(url=dev.url, timeout=30)
-    try:
-        yield client
-    finally:
-        await client.aclose()
 
 
 async def answered_thread(client: LangGraphClient, script: ScriptedOpenAIServer) -> str:

@@ -12,13 +12,11 @@ from __future__ import annotations
 import itertools
 import json
 import subprocess
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
 from graph import graph as local_graph
@@ -89,23 +87,6 @@ def dev(
     }
     with langgraph_dev(env) as server, report_failures(request, server):
         yield server
-
-
-@pytest.fixture
-def script(model_server: ScriptedOpenAIServer) -> Iterator[ScriptedOpenAIServer]:
-    """The shared scripted endpoint, emptied of what an earlier failed test left behind."""
-    while model_server.remaining:  # each request consumes one item (public HTTP API only)
-        httpx.post(f"{model_server.base_url}/chat/completions", json={"messages": []}, timeout=10)
-    yield model_server
-
-
-@pytest.fixture
-async def client(dev: LangGraphDev) -> AsyncIterator[LangGraphClient]:
-    client = get_client(url=dev.url, timeout=30)
-    try:
-        yield client
-    finally:
-        await client.aclose()
 
 
 async def new_thread(client: LangGraphClient) -> str:

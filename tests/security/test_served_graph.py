@@ -20,13 +20,11 @@ import os
 import stat
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
 from graph.settings import RUN_FIELDS, AgentContext
@@ -102,23 +100,6 @@ def dev(
     }
     with langgraph_dev(env) as server, report_failures(request, server):
         yield server
-
-
-@pytest.fixture
-def script(model_server: ScriptedOpenAIServer) -> Iterator[ScriptedOpenAIServer]:
-    """The shared scripted endpoint, emptied of what an earlier test left behind."""
-    while model_server.remaining:
-        httpx.post(f"{model_server.base_url}/chat/completions", json={"messages": []}, timeout=10)
-    yield model_server
-
-
-@pytest.fixture
-async def client(dev: LangGraphDev) -> AsyncIterator[LangGraphClient]:
-    client = get_client(url=dev.url, timeout=30)
-    try:
-        yield client
-    finally:
-        await client.aclose()
 
 
 async def caller_view(client: LangGraphClient, thread: str) -> str:
