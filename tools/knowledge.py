@@ -70,7 +70,7 @@ def search_knowledge(query: str, *, limit: int = RESULT_COUNT) -> str:
     if not hits:
         return f"No documents in {folder} match {text!r}."
     entries = [
-        f"{number}. {_clip(hit.path, MAX_PATH_CHARS)} — {_clip(hit.title, MAX_TITLE_CHARS)}\n"
+        f"[{number}] {_clip(hit.path, MAX_PATH_CHARS)} — {_clip(hit.title, MAX_TITLE_CHARS)}\n"
         f"{hit.excerpt}"
         for number, hit in enumerate(hits, start=1)
     ]
@@ -122,36 +122,37 @@ knowledge_search = StructuredTool.from_function(
 
 
 # Worked examples for small local models (graph.models.local.examples): the real output layout
-# (numbered hits, "path — title", then the excerpt), over notes that are not in the sample corpus.
-# The answer copies the sentence that answers the question.
+# (hits headed "[n] path — title", then the excerpt), over notes that are not in the sample corpus.
+# The query is the question's own words (a small model copies well and picks keywords badly; the
+# search drops the filler words), and the answer copies the sentence that answers it.
 EXAMPLES = [
     {
         "question": "When should I water the tomatoes? Search my notes.",
-        "thought": "I search the notes for watering tomatoes.",
-        "input": {"query": "water tomatoes"},
+        "thought": "I search the notes for the question.",
+        "input": {"query": "When should I water the tomatoes?"},
         "observation": (
-            "1. garden.md — Garden plan\nTomatoes are watered every morning at 7, and twice a "
+            "[1] garden.md — Garden plan\nTomatoes are watered every morning at 7, and twice a "
             "day in July.\nThe roses need water twice a week.\n\n"
-            "2. shopping.txt — Shopping list\nSeeds for tomatoes, basil and mint."
+            "[2] shopping.txt — Shopping list\nSeeds for tomatoes, basil and mint."
         ),
         "answer": "Tomatoes are watered every morning at 7, and twice a day in July.",
     },
     {
         "question": "Which port does the staging server use? Check my notes.",
-        "thought": "I search the notes for the staging server port.",
-        "input": {"query": "staging server port"},
+        "thought": "I search the notes for the question.",
+        "input": {"query": "Which port does the staging server use?"},
         "observation": (
-            "1. servers.md — Servers\nThe staging server listens on port 8443.\n"
+            "[1] servers.md — Servers\nThe staging server listens on port 8443.\n"
             "Production uses port 443 behind the load balancer."
         ),
         "answer": "The staging server listens on port 8443.",
     },
     {
         "question": "我的笔记里，周会是星期几？",
-        "thought": "I search the notes for 周会.",
-        "input": {"query": "周会"},
+        "thought": "I search the notes for the question.",
+        "input": {"query": "周会是星期几？"},
         "observation": (
-            "1. meetings-zh.md — 会议安排\n每周的周会在星期二上午十点，地点是三楼会议室。"
+            "[1] meetings-zh.md — 会议安排\n每周的周会在星期二上午十点，地点是三楼会议室。"
             "月度总结会在每个月最后一个星期五下午。"
         ),
         "answer": "每周的周会在星期二上午十点，地点是三楼会议室。",
@@ -162,9 +163,9 @@ EXAMPLES = [
             {
                 "tool": "knowledge_search",
                 "thought": "First I search the notes for the servers.",
-                "input": {"query": "servers"},
+                "input": {"query": "How many servers do we run?"},
                 "observation": (
-                    "1. servers.md — Servers\nWe run three servers: staging, production and "
+                    "[1] servers.md — Servers\nWe run three servers: staging, production and "
                     "backup.\nThe staging server listens on port 8443."
                 ),
             },

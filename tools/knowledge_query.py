@@ -34,9 +34,11 @@ MAX_TERMS = 40
 EXCERPT_CHARS = 240
 MAX_SENTENCE_CHARS = 300
 STEM_WEIGHT = 0.75  # a word found only through one of its stems
+TABLE_ROW_WEIGHT = 0.8  # a sentence that is a table row
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _WORD = re.compile(r"[^\W_]+")
+_TABLE_ROW = re.compile(r"\S \| \S")
 _IDENTIFIER = re.compile(r"[^\W_]+(?:_[^\W_]+)+")
 _RUNS = re.compile(f"[{_CJK}]+|[^{_CJK}]+")
 _IS_CJK = re.compile(f"[{_CJK}]")
@@ -175,7 +177,9 @@ def search(conn: sqlite3.Connection, terms: list[Term], limit: int) -> list[Hit]
 
 def _sentence_score(sentence: str, terms: list[Term], rarities: dict[str, float]) -> float:
     """How many query words `sentence` holds: a stem counts less, and so does a match inside
-    a longer word or identifier (the "agent" of REACT_AGENT_TOOLS)."""
+    a longer word or identifier (the "agent" of REACT_AGENT_TOOLS). A table row counts less
+    than a sentence with as many words: a row is a fragment (`name | what it does`), and the
+    sentence the question was asked about is usually the prose that explains it."""
     folded = sentence.casefold()
     words: dict[str, float] = {}
     for term in terms:
@@ -193,7 +197,7 @@ def _sentence_score(sentence: str, terms: list[Term], rarities: dict[str, float]
                 weight *= 0.9
         weight += rarities.get(term.key, 0.0) / 100
         words[term.key] = max(words.get(term.key, 0.0), weight)
-    return sum(words.values())
+    return sum(words.values()) * (TABLE_ROW_WEIGHT if _TABLE_ROW.search(sentence) else 1.0)
 
 
 def excerpt_and_score(

@@ -129,7 +129,7 @@ def _format(query: str, lang: str, data: dict[str, Any]) -> str:
         return f"No Wikipedia results for {query!r}.{hint}"
     entries = []
     for number, (title, text, url) in enumerate(ordered[:RESULT_COUNT], start=1):
-        entries.append(f"{number}. {title} ({url})\n{text or '(no summary)'}")
+        entries.append(f"[{number}] {title} ({url})\n{text or '(no summary)'}")
     return "\n\n".join(entries)
 
 
@@ -187,11 +187,11 @@ EXAMPLES = [
         "thought": "I look her up on Wikipedia.",
         "input": {"query": "Ada Lovelace"},
         "observation": (
-            "1. Ada Lovelace (https://en.wikipedia.org/wiki/Ada_Lovelace)\nAugusta Ada King, "
+            "[1] Ada Lovelace (https://en.wikipedia.org/wiki/Ada_Lovelace)\nAugusta Ada King, "
             "Countess of Lovelace (1815–1852), was an English mathematician and writer, chiefly "
             "known for her work on Charles Babbage's proposed mechanical general-purpose "
             "computer, the Analytical Engine.\n\n"
-            "2. Ada (programming language) (https://en.wikipedia.org/wiki/Ada_(programming_language))"
+            "[2] Ada (programming language) (https://en.wikipedia.org/wiki/Ada_(programming_language))"
             "\nAda is a structured, statically typed programming language, named after Ada "
             "Lovelace."
         ),
@@ -203,7 +203,7 @@ EXAMPLES = [
         "thought": "I look it up on Wikipedia.",
         "input": {"query": "Eiffel Tower"},
         "observation": (
-            "1. Eiffel Tower (https://en.wikipedia.org/wiki/Eiffel_Tower)\nThe Eiffel Tower is a "
+            "[1] Eiffel Tower (https://en.wikipedia.org/wiki/Eiffel_Tower)\nThe Eiffel Tower is a "
             "wrought-iron lattice tower on the Champ de Mars in Paris, France. It was "
             "constructed from 1887 to 1889 as the centrepiece of the 1889 World's Fair."
         ),

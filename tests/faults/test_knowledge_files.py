@@ -71,7 +71,7 @@ def test_search_never_shows_what_links_point_to(hostile: Path, open_mode: str) -
     assert search_knowledge("TOPSECRET") == f"No documents in {hostile} match 'TOPSECRET'."
     assert search_knowledge("root") == f"No documents in {hostile} match 'root'."
     result = search_knowledge("roses")
-    assert result.startswith(("1. real.md — Real note\n", "1. sub/inner.md — Inner\n"))
+    assert result.startswith(("[1] real.md — Real note\n", "[1] sub/inner.md — Inner\n"))
     assert "alias.md" not in result and "relative.md" not in result  # links inside: skipped too
     assert result.count("\n\n") == 1  # two documents
 
@@ -92,7 +92,7 @@ def test_reading_refuses_links_and_escapes(hostile: Path, open_mode: str, relati
 def test_a_file_swapped_for_a_link_after_the_scan_is_not_read(
     hostile: Path, open_mode: str
 ) -> None:
-    assert search_knowledge("gardener").startswith("1. real.md")
+    assert search_knowledge("gardener").startswith("[1] real.md")
     outside = hostile.parent / "outside" / "passwd.md"
     (hostile / "sub" / "inner.md").unlink()
     (hostile / "sub" / "inner.md").symlink_to(outside)
@@ -109,7 +109,7 @@ def test_a_file_swapped_for_a_fifo_after_the_scan_is_skipped(
     (hostile / "real.md").unlink()
     os.mkfifo(hostile / "real.md")
     monkeypatch.setattr("tools.knowledge_index.scan", lambda folder: before)  # the stale view
-    assert search_knowledge("roses").startswith("1. sub/inner.md")
+    assert search_knowledge("roses").startswith("[1] sub/inner.md")
     assert "gardener" not in search_knowledge("roses")
 
 

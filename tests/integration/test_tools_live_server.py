@@ -396,6 +396,6 @@ def test_two_processes_index_and_search_the_same_folder(
     for child in children:
         child.join(timeout=60)
         assert child.exitcode == 0
-    assert answers == ["1. doc17.md — Document 17"] * 2
+    assert answers == ["[1] doc17.md — Document 17"] * 2
     with sqlite3.connect(index_path(corpus)) as conn:
         assert conn.execute("SELECT count(*) FROM documents").fetchone()[0] == 40

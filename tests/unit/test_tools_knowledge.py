@@ -68,7 +68,7 @@ def rewrite(path: Path, text: str) -> None:
 
 def test_search_returns_file_title_and_excerpt(corpus: Path) -> None:
     assert search_knowledge("checkpoint resume") == (
-        "1. checkpoints.md — Checkpoints\n"
+        "[1] checkpoints.md — Checkpoints\n"
         "The agent saves a checkpoint after every step, so a thread can resume "
         "after a crash."
     )
@@ -97,16 +97,16 @@ def test_no_match(corpus: Path) -> None:
 
 def test_titles_from_headings_and_file_names(corpus: Path) -> None:
     result = search_knowledge("calculator")
-    assert result.startswith("1. notes.txt — Meeting notes\n")
+    assert result.startswith("[1] notes.txt — Meeting notes\n")
     (corpus / "plain.txt").write_text("no heading here\nabout zeppelins\n", encoding="utf-8")
-    assert search_knowledge("zeppelins").startswith("1. plain.txt — plain.txt\n")
+    assert search_knowledge("zeppelins").startswith("[1] plain.txt — plain.txt\n")
 
 
 def test_changed_file_is_reindexed(corpus: Path) -> None:
     assert search_knowledge("airship").startswith("No documents")
     rewrite(corpus / "tools.md", "# Tool configuration\n\nThe airship tool is new.\n")
     assert search_knowledge("airship") == (
-        "1. tools.md — Tool configuration\nThe airship tool is new."
+        "[1] tools.md — Tool configuration\nThe airship tool is new."
     )
     assert "REACT_AGENT_TOOLS" not in search_knowledge("tool")
 
@@ -116,15 +116,15 @@ def test_same_size_edit_is_seen_through_mtime(corpus: Path) -> None:
     new = NOTES_TXT.replace("calculator", "calcul8tor")
     assert len(new) == len(NOTES_TXT)
     rewrite(path, new)
-    assert search_knowledge("calcul8tor").startswith("1. notes.txt — Meeting notes")
+    assert search_knowledge("calcul8tor").startswith("[1] notes.txt — Meeting notes")
 
 
 def test_deleted_and_added_files(corpus: Path) -> None:
-    assert search_knowledge("checkpoint").startswith("1. checkpoints.md")
+    assert search_knowledge("checkpoint").startswith("[1] checkpoints.md")
     (corpus / "checkpoints.md").unlink()
     assert search_knowledge("checkpoint") == f"No documents in {corpus} match 'checkpoint'."
     rewrite(corpus / "resume.md", "# Resume\ncheckpoint")
-    assert search_knowledge("checkpoint") == "1. resume.md — Resume\ncheckpoint"
+    assert search_knowledge("checkpoint") == "[1] resume.md — Resume\ncheckpoint"
 
 
 def test_hidden_and_non_text_files_are_skipped(corpus: Path) -> None:
@@ -135,26 +135,26 @@ def test_hidden_and_non_text_files_are_skipped(corpus: Path) -> None:
 def test_two_character_chinese_word_uses_like(corpus: Path) -> None:
     assert query_terms("北京") == [Term("北京", fts=False)]
     result = search_knowledge("北京")
-    assert result.startswith("1. sub/weather-zh.md — 天气查询\n")
+    assert result.startswith("[1] sub/weather-zh.md — 天气查询\n")
     assert "北京的天气" in result
 
 
 def test_chinese_terms_of_three_or_more_characters_use_fts(corpus: Path) -> None:
     terms = query_terms("天气查询")
     assert Term("天气查询", fts=True) in terms
-    assert search_knowledge("天气查询").startswith("1. sub/weather-zh.md — 天气查询\n")
-    assert search_knowledge("weather 工具").startswith("1. sub/weather-zh.md")
+    assert search_knowledge("天气查询").startswith("[1] sub/weather-zh.md — 天气查询\n")
+    assert search_knowledge("weather 工具").startswith("[1] sub/weather-zh.md")
 
 
 def test_a_chinese_question_finds_the_document(corpus: Path) -> None:
     # No document contains the whole question; its two-character words still match.
     result = search_knowledge("广州的天气怎么样？")
-    assert result.startswith("1. sub/weather-zh.md — 天气查询\n")
+    assert result.startswith("[1] sub/weather-zh.md — 天气查询\n")
 
 
 def test_short_latin_words_and_case(corpus: Path) -> None:
-    assert search_knowledge("API KEY").startswith("1. tools.md — Tool configuration\n")
-    assert search_knowledge("CHECKPOINT").startswith("1. checkpoints.md")
+    assert search_knowledge("API KEY").startswith("[1] tools.md — Tool configuration\n")
+    assert search_knowledge("CHECKPOINT").startswith("[1] checkpoints.md")
 
 
 @pytest.mark.parametrize(
@@ -172,8 +172,8 @@ def test_short_latin_words_and_case(corpus: Path) -> None:
 )
 def test_query_text_never_becomes_fts_syntax(corpus: Path, query: str) -> None:
     result = search_knowledge(query)
-    assert result.startswith(("1. ", "No documents"))
-    assert search_knowledge("checkpoint").startswith("1. checkpoints.md")
+    assert result.startswith(("[1] ", "No documents"))
+    assert search_knowledge("checkpoint").startswith("[1] checkpoints.md")
 
 
 def test_query_without_words_is_refused(corpus: Path) -> None:
@@ -199,13 +199,13 @@ def test_corrupt_index_is_rebuilt(corpus: Path) -> None:
     path = index_path(corpus)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(b"this is not a database" * 100)
-    assert search_knowledge("checkpoint").startswith("1. checkpoints.md")
+    assert search_knowledge("checkpoint").startswith("[1] checkpoints.md")
 
 
 def test_locked_index_falls_back_to_the_existing_index(
     corpus: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert search_knowledge("checkpoint").startswith("1. checkpoints.md")
+    assert search_knowledge("checkpoint").startswith("[1] checkpoints.md")
     monkeypatch.setattr(knowledge_index, "BUSY_TIMEOUT_S", 0.05)
     rewrite(corpus / "tools.md", "# Tool configuration\n\nballoon checkpoint\n")
     holder = sqlite3.connect(index_path(corpus), isolation_level=None)
@@ -215,7 +215,7 @@ def test_locked_index_falls_back_to_the_existing_index(
     finally:
         holder.execute("ROLLBACK")
         holder.close()
-    assert result.startswith("1. checkpoints.md")
+    assert result.startswith("[1] checkpoints.md")
     assert "balloon" not in result  # stale, but answered
     assert "balloon" in search_knowledge("balloon")  # once the lock is gone the change shows
 
@@ -236,26 +236,26 @@ def test_concurrent_searches_on_a_fresh_index(corpus: Path) -> None:
     for thread in threads:
         thread.join()
     assert errors == []
-    assert len(set(results)) == 1 and results[0].startswith("1. checkpoints.md")
+    assert len(set(results)) == 1 and results[0].startswith("[1] checkpoints.md")
     with sqlite3.connect(index_path(corpus)) as conn:
         assert conn.execute("SELECT count(*) FROM documents").fetchone()[0] == 4
 
 
 def test_the_sample_corpus_answers_sample_questions() -> None:
     assert search_knowledge("resume a conversation after a crash").startswith(
-        "1. checkpoints.md — Checkpoints and resuming a conversation\n"
+        "[1] checkpoints.md — Checkpoints and resuming a conversation\n"
     )
-    assert search_knowledge("天气查询").startswith("1. weather-zh.md — 天气查询与 ReAct 模式\n")
+    assert search_knowledge("天气查询").startswith("[1] weather-zh.md — 天气查询与 ReAct 模式\n")
     assert search_knowledge("REACT_AGENT_FETCH_ALLOW").startswith(
-        ("1. troubleshooting.txt", "1. tools-and-configuration.md")
+        ("[1] troubleshooting.txt", "[1] tools-and-configuration.md")
     )
-    assert search_knowledge("Thought Action Observation").startswith("1. react-loop.md")
+    assert search_knowledge("Thought Action Observation").startswith("[1] react-loop.md")
     assert SAMPLE_DIR.is_dir() and len(list(SAMPLE_DIR.glob("*.md"))) >= 4
 
 
 async def test_tool_ainvoke(corpus: Path) -> None:
     result = await knowledge_search.ainvoke({"query": "checkpoint"})
-    assert result.startswith("1. checkpoints.md — Checkpoints\n")
+    assert result.startswith("[1] checkpoints.md — Checkpoints\n")
     assert knowledge_search.invoke({"query": "checkpoint"}) == result
 
 
@@ -304,7 +304,7 @@ def test_any_query_text_gives_a_result_or_the_no_words_error(corpus: Path, query
             "has no words to search for."
         )
     else:
-        assert result.startswith(("1. ", "No documents in "))
+        assert result.startswith(("[1] ", "No documents in "))
 
 
 def mode(path: Path) -> int:
@@ -349,7 +349,7 @@ def test_the_observation_is_bounded(corpus: Path) -> None:
     assert result.count("\n\n") == 3  # four hits
     assert len(result) < 2500
     first = result.split("\n", 1)[0]
-    assert first.startswith("1. " + "d" * 150) and first.endswith("…") and len(first) < 340
+    assert first.startswith("[1] " + "d" * 150) and first.endswith("…") and len(first) < 340
 
 
 STORAGE = """# Storage
@@ -387,32 +387,32 @@ def test_stop_words_are_dropped_unless_nothing_else_is_left() -> None:
 
 
 def test_a_plural_query_finds_the_singular_word(corpus: Path) -> None:
-    assert search_knowledge("agents").startswith("1. checkpoints.md — Checkpoints\n")
-    assert search_knowledge("crashes").startswith("1. checkpoints.md — Checkpoints\n")
-    assert search_knowledge("picked tools").startswith("1. tools.md — Tool configuration\n")
+    assert search_knowledge("agents").startswith("[1] checkpoints.md — Checkpoints\n")
+    assert search_knowledge("crashes").startswith("[1] checkpoints.md — Checkpoints\n")
+    assert search_knowledge("picked tools").startswith("[1] tools.md — Tool configuration\n")
 
 
 def test_a_question_phrased_as_a_sentence_finds_the_note(corpus: Path) -> None:
     result = search_knowledge("How does the agent resume after a crash?")
     assert result.startswith(
-        "1. checkpoints.md — Checkpoints\n"
+        "[1] checkpoints.md — Checkpoints\n"
         "The agent saves a checkpoint after every step, so a thread can resume after a crash."
     )
-    assert search_knowledge("Which setting picks the tools?").startswith("1. tools.md")
+    assert search_knowledge("Which setting picks the tools?").startswith("[1] tools.md")
 
 
 def test_the_excerpt_is_the_best_matching_sentence(corpus: Path) -> None:
     rewrite(corpus / "storage.md", STORAGE)
     result = search_knowledge("Where are checkpoints stored?")
     assert result.startswith(
-        "1. storage.md — Storage\nCheckpoints are stored in a local SQLite file or in PostgreSQL.\n"
+        "[1] storage.md — Storage\nCheckpoints are stored in a local SQLite file or in PostgreSQL.\n"
     )
 
 
 def test_a_short_best_sentence_comes_with_the_next_one_line_by_line(corpus: Path) -> None:
     rewrite(corpus / "storage.md", STORAGE)
     assert search_knowledge("state machine").startswith(
-        "1. storage.md — Storage\n"
+        "[1] storage.md — Storage\n"
         "The agent is a state machine.\n"
         "Old threads can be deleted when their history is no longer needed."
     )
@@ -437,9 +437,9 @@ def test_sentences_of_a_wrapped_markdown_note() -> None:
 
 def test_chinese_still_finds_the_sentence(corpus: Path) -> None:
     assert search_knowledge("北京天气").startswith(
-        "1. sub/weather-zh.md — 天气查询\n用户问北京的天气时，模型调用 weather 工具，"
+        "[1] sub/weather-zh.md — 天气查询\n用户问北京的天气时，模型调用 weather 工具，"
     )
-    assert search_knowledge("广州 查询") == ("1. sub/weather-zh.md — 天气查询\n广州也可以查询。")
+    assert search_knowledge("广州 查询") == ("[1] sub/weather-zh.md — 天气查询\n广州也可以查询。")
 
 
 def test_the_sample_corpus_answers_with_the_right_sentence() -> None:

@@ -77,15 +77,15 @@ INDIA_RESPONSE: dict[str, Any] = {
 }
 
 INDIA_OBSERVATION = (
-    "1. India (https://en.wikipedia.org/wiki/India)\n"
+    "[1] India (https://en.wikipedia.org/wiki/India)\n"
     "India, officially the Republic of India, is a country in South Asia. It is the "
     "seventh-largest country by area; the most populous country since 2023; and, since its "
     "independence in 1947, the world's most populous democracy. …\n"
     "\n"
-    "2. Geography of India (https://en.wikipedia.org/wiki/Geography_of_India)\n"
+    "[2] Geography of India (https://en.wikipedia.org/wiki/Geography_of_India)\n"
     'Geography & climate of India: the "subcontinent"\n'
     "\n"
-    "3. Borders of India (https://en.wikipedia.org/wiki/Borders_of_India)\n"
+    "[3] Borders of India (https://en.wikipedia.org/wiki/Borders_of_India)\n"
     "The Republic of India shares borders with several sovereign countries."
 )
 
@@ -179,7 +179,7 @@ async def test_chinese_wikipedia(monkeypatch: pytest.MonkeyPatch) -> None:
         }
     )
     assert await search(recorder, "北京") == (
-        "1. 北京市 (https://zh.wikipedia.org/wiki/北京市)\n北京市，简称京，是中华人民共和国的首都。"
+        "[1] 北京市 (https://zh.wikipedia.org/wiki/北京市)\n北京市，简称京，是中华人民共和国的首都。"
     )
     assert recorder.requests[0].url.host == "zh.wikipedia.org"
     assert recorder.requests[0].url.params["srsearch"] == "北京"
