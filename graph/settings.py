@@ -14,12 +14,10 @@ Two kinds, one declaration (`AgentContext`, each field marked `scope`):
   request can reach them; a run context that names one is refused with one sentence.
 
 Precedence, highest first: the run context (run settings only), `build_graph(...)` arguments,
-the environment, the defaults below. The API key itself is never a setting, only the name of
-the variable that holds it, so it never enters the state or a checkpoint.
+the environment, the defaults. The API key is never a setting, only the name of its variable.
 
-`ENVIRONMENT` lists every environment variable the project reads (these settings plus the ones
-read by persistence, tools and the embedded model); a test checks the source and the README
-against it.
+`ENVIRONMENT` lists every other environment variable the project reads; a test checks the source
+and the README against both.
 """
 
 from __future__ import annotations
@@ -154,6 +152,11 @@ class AgentContext(BaseModel):
         "After this many observations only a Final Answer is offered (no tools). Empty: never "
         "(the embedded model: 2).",
         ge=1,
+    )  # fmt: skip
+    quoted_answers: bool | None = _setting(
+        None, "REACT_AGENT_QUOTED_ANSWERS", "operator",
+        "With a grammar, an answer right after an observation quotes its first line (small models "
+        "paraphrase into falsehoods). Empty: only for the embedded model.",
     )  # fmt: skip
     max_retries: int = _setting(
         2, "REACT_AGENT_MAX_RETRIES", "operator",

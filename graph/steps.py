@@ -35,6 +35,20 @@ def run_messages(messages: Sequence[BaseMessage], question_id: str | None) -> li
     return list(messages)
 
 
+def latest_observations(messages: Sequence[BaseMessage]) -> list[str]:
+    """The results the model has not reacted to yet: the texts of the tool messages that end
+    the conversation (agent notes after them aside), errors included (an answer that quotes
+    "Unknown time zone 'Atlantis'" tells the truth; a free one after a failure is invented).
+    Empty when the last word is not a tool's."""
+    found: list[str] = []
+    for message in reversed(messages):
+        if isinstance(message, ToolMessage):
+            found.append(message.text)
+        elif not m.is_agent_note(message):
+            break
+    return found[::-1]
+
+
 def derive_steps(messages: Sequence[BaseMessage], protocol: str | None = None) -> list[Step]:
     """One entry per tool call, unusable reply, nudge, answer and limit notice, in order."""
     results = {x.tool_call_id: x for x in messages if isinstance(x, ToolMessage)}

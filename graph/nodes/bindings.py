@@ -21,7 +21,12 @@ from graph.protocols.text.grammar import grammar_for, request_options, use_gramm
 from graph.settings import ENV_VARS, AgentContext, resolve_run_context
 
 # The embedded model is small and slow: it gets bounds of its own unless the operator set them.
-LOCAL_DEFAULTS = {"run_timeout": 30.0, "max_tokens": 100, "answer_after": 2}
+LOCAL_DEFAULTS = {
+    "run_timeout": 30.0,
+    "max_tokens": 100,
+    "answer_after": 2,
+    "quoted_answers": True,
+}
 
 
 class Bindings:
@@ -85,11 +90,19 @@ class Bindings:
         return self.model or factory.resolve_model(ctx)
 
     def bound(
-        self, ctx: AgentContext, protocol: str, tools: Sequence[BaseTool], local: bool
+        self,
+        ctx: AgentContext,
+        protocol: str,
+        tools: Sequence[BaseTool],
+        local: bool,
+        quotes: Sequence[str] = (),
     ) -> Runnable:
-        """The model as this step calls it: protocol, tools, grammar and token bound."""
+        """The model as this step calls it: protocol, tools, grammar (with the lines a quoted
+        answer may be, if any) and token bound."""
         grammar = use_grammar(ctx.constrained_decoding, protocol=protocol, local=local)
+        quotes = tuple(quotes) if grammar and ctx.quoted_answers else ()
         key = (
+            quotes,
             ctx.model,
             ctx.base_url,
             ctx.temperature,
@@ -105,7 +118,7 @@ class Bindings:
         def make() -> Runnable:
             options: dict[str, Any] = {}
             if grammar:  # constrained decoding: every reply is a valid, executable step
-                options.update(request_options(grammar_for(tools)))
+                options.update(request_options(grammar_for(tools, quotes=quotes)))
             if ctx.max_tokens:
                 options["max_tokens"] = ctx.max_tokens
             return protocols.bind(self.chat_model(ctx), protocol, tools, **options)

@@ -27,11 +27,12 @@ from graph.nodes.bindings import Bindings
 from graph.nodes.finish import closing_update
 from graph.nodes.model_call import ReplyTooLong, acall_model, call_model
 from graph.nodes.turn import new_turn
+from graph.protocols.text.observations import quotable_lines
 from graph.protocols.text.prompts import OBSERVATION
 from graph.redaction import redact
 from graph.settings import AgentContext
 from graph.state import AgentState
-from graph.steps import run_messages
+from graph.steps import latest_observations, run_messages
 from graph.tooling.approval import needs_approval
 from graph.tooling.runner import ArgumentsError, coerce_arguments
 
@@ -162,7 +163,8 @@ def prepare(b: Bindings, state: AgentState, protocol: str | None = None) -> Plan
         request.append(HumanMessage(content=text))
     plan.protocol, plan.tools, plan.wrap_up, plan.request = chosen, tools, wrap_up, request
     plan.known_ids = frozenset(x.id for x in view if x.id)
-    plan.runnable = b.bound(ctx, chosen, offered, local)
+    quotes = quotable_lines(latest_observations(in_run)) if chosen == "text" else []
+    plan.runnable = b.bound(ctx, chosen, offered, local, quotes)
     return plan
 
 

@@ -19,15 +19,11 @@ from langchain_core.tools import StructuredTool
 
 from graph.models.local import LocalCompletionModel, chat_model
 from graph.models.local.completion import ending_records
-from graph.models.local.examples import (
-    Example,
-    example_pool,
-    observation_text,
-    render_example,
-)
+from graph.models.local.examples import Example, example_pool, render_example
 from graph.models.local.prompt import conversation_turns, custom_instructions, render_prompt
 from graph.models.local.selection import pick_examples
 from graph.protocols.text.grammar import grammar_for, request_options
+from graph.protocols.text.observations import observation_text
 from graph.protocols.text.prompts import text_system_prompt
 from graph.protocols.text.reader import parse_react
 from tools import TOOL_NAMES, load_tools
@@ -75,7 +71,7 @@ def test_clock_examples_show_what_current_time_returns() -> None:
 
 
 def test_knowledge_examples_have_the_search_results_layout() -> None:
-    layout = re.compile(r"^\d\. [\w.\-]+\.(md|txt) — .+\n.+", re.S)
+    layout = re.compile(r"^\[\d\] [\w.\-]+\.(md|txt) — .+\n.+", re.S)
     for example in _examples("knowledge_search"):
         for step in example.steps:
             if step.tool == "knowledge_search":

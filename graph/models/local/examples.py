@@ -30,7 +30,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-OBSERVATION_CHARS = 700  # of one observation in the prompt (example or real)
+from graph.protocols.text.observations import observation_text
+
 FINAL_THOUGHT = "I have the answer."
 
 # No tool: a question the model can answer from the question itself.
@@ -161,34 +162,6 @@ def example_pool(tools: Sequence[Any], *, direct: bool = True) -> ExamplePool:
 
 
 # -- rendering -------------------------------------------------------------------------------
-
-
-# Where a sentence ends, and where a list item begins in text a tool flattened to one line.
-_SENTENCE_END = re.compile(
-    r"(?<=[.!?;])\s+(?=[A-Z0-9`*\"'(])|(?<=[。！？；])|(?<=[.!?;)…])\s+-\s+(?=\S)"
-)
-
-
-def observation_text(text: str, limit: int = OBSERVATION_CHARS) -> str:
-    """An observation as the prompt shows it: one sentence per line, no blank lines (a blank
-    line ends a record in the prompt), at most `limit` characters.
-
-    A sentence per line is what makes an answer easy to copy: the answer is one line, so a
-    small model that starts copying a line ends where the sentence ends. Examples and real
-    observations are shown the same way, so the layout the examples teach is the real one.
-    """
-    lines: list[str] = []
-    for line in str(text).replace("\r\n", "\n").split("\n"):
-        parts = [part.strip() for part in _SENTENCE_END.split(line.strip()) if part.strip()]
-        for part in parts:
-            if lines and re.fullmatch(r"\d{1,3}\.", lines[-1]) and parts[0] is not part:
-                lines[-1] = f"{lines[-1]} {part}"  # "1." numbers a hit: not a sentence
-            else:
-                lines.append(part)
-    body = "\n".join(lines)
-    if len(body) > limit:
-        body = body[:limit].rstrip() + " …"
-    return body or "(empty)"
 
 
 def one_line(text: str) -> str:

@@ -61,6 +61,7 @@ from graph.protocols.text.decoding import (  # noqa: E402,F401  re-exported
     request_options,
     use_grammar,
 )
+from graph.protocols.text.gbnf import json_literal, literal, one_line, repeat  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -85,14 +86,18 @@ _STRING_CHAR = r'[^"\\\x00-\x1F\x7F]'
 _ESCAPE = r'"\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})'
 
 
-def grammar_for(tools: Iterable[Any], limits: Limits = DEFAULT_LIMITS) -> str:
+def grammar_for(
+    tools: Iterable[Any], limits: Limits = DEFAULT_LIMITS, quotes: Sequence[str] = ()
+) -> str:
     """The GBNF grammar (root rule `root`) for one text-protocol reply offering these tools.
 
     `tools` are LangChain tools, or anything `convert_to_openai_tool` accepts (functions,
     pydantic models, OpenAI tool dicts). No tools: the grammar allows only a Final Answer.
+    `quotes`: when given, the Final Answer can only be one of these lines, verbatim (quoted
+    answers, see `observations.py`).
     """
     specs = tuple((name, json.dumps(params)) for name, params in tool_specs(tools))
-    return _grammar_cached(specs, limits)
+    return _grammar_cached(specs, limits, tuple(quotes))
 
 
 def tool_specs(tools: Iterable[Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -109,52 +114,19 @@ def tool_specs(tools: Iterable[Any]) -> list[tuple[str, dict[str, Any]]]:
 def grammar_from_schemas(
     schemas: Sequence[tuple[str, Mapping[str, Any]]] | Mapping[str, Mapping[str, Any]],
     limits: Limits = DEFAULT_LIMITS,
+    quotes: Sequence[str] = (),
 ) -> str:
     """The grammar for tools given as (name, parameters schema) pairs or a name → schema map."""
     items = list(schemas.items()) if isinstance(schemas, Mapping) else list(schemas)
-    return _Builder(limits).build([(name, dict(schema)) for name, schema in items])
+    return _Builder(limits).build([(name, dict(schema)) for name, schema in items], quotes)
 
 
 @lru_cache(maxsize=64)
-def _grammar_cached(specs: tuple[tuple[str, str], ...], limits: Limits) -> str:
-    return grammar_from_schemas([(name, json.loads(params)) for name, params in specs], limits)
-
-
-def literal(text: str) -> str:
-    """`text` as a GBNF string literal."""
-    out = []
-    for ch in text:
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\x{ord(ch):02X}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
-
-
-def json_literal(value: Any) -> str:
-    """A JSON value (as the model must write it) as a GBNF string literal."""
-    return literal(json.dumps(value, ensure_ascii=False))
-
-
-def _repeat(expr: str, low: int, high: int) -> str:
-    """`expr` repeated low..high times (GBNF `{m,n}`); `expr` must be an atom or a group."""
-    if high <= 0:
-        return '""'
-    if low == high:
-        return expr if low == 1 else f"{expr}{{{low}}}"
-    if (low, high) == (0, 1):
-        return f"{expr}?"
-    return f"{expr}{{{low},{high}}}"
+def _grammar_cached(
+    specs: tuple[tuple[str, str], ...], limits: Limits, quotes: tuple[str, ...]
+) -> str:
+    pairs = [(name, json.loads(params)) for name, params in specs]
+    return grammar_from_schemas(pairs, limits, quotes)
 
 
 class _Builder:
@@ -181,23 +153,14 @@ class _Builder:
         self._names_by_body[body] = name
         return name
 
-    def build(self, tools: list[tuple[str, dict[str, Any]]]) -> str:
+    def build(self, tools: list[tuple[str, dict[str, Any]]], quotes: Sequence[str] = ()) -> str:
         lim = self.limits
         thought_char = self.rule("thought-char", r"[^\x00-\x1F\x7F:：<]")
         thought_first = self.rule("thought-first", r"[^\x00-\x20\x7F:：<]")
         thought = self.rule(
-            "thought", f"{thought_first} {_repeat(thought_char, 0, max(lim.thought - 1, 0))}"
+            "thought", f"{thought_first} {repeat(thought_char, 0, max(lim.thought - 1, 0))}"
         )
-        answer_char = self.rule("answer-char", r"[^\x00-\x1F\x7F]")
-        # Not only markdown emphasis: the parser drops a `**` / `__` right after the colon, and
-        # an answer of nothing else would read as empty.
-        answer_first = self.rule("answer-first", r"[^\x00-\x20\x7F*_]")
-        line = self.rule(
-            "answer-line",
-            f"[*_]{{0,2}} {answer_first} {_repeat(answer_char, 0, max(lim.answer - 1, 0))}",
-        )
-        more = _repeat(f'("\\n" {line})', 0, max(lim.answer_lines - 1, 0))
-        answer = self.rule("answer", line if more == '""' else f"{line} {more}")
+        answer = self.answer(quotes)
         alternatives = []
         seen: set[str] = set()
         for name, schema in tools:
@@ -215,6 +178,24 @@ class _Builder:
         lines += [f"{name} ::= {body}" for name, body in self.rules.items()]
         return "\n".join(lines) + "\n"
 
+    def answer(self, quotes: Sequence[str]) -> str:
+        """The Final Answer's text: one of the quotes verbatim when there are any, else a
+        bounded free line (or `answer_lines` lines)."""
+        lim = self.limits
+        quoted = [q for q in dict.fromkeys(one_line(q)[: lim.answer] for q in quotes) if q]
+        if quoted:
+            return self.rule("quote", " | ".join(literal(q) for q in quoted))
+        answer_char = self.rule("answer-char", r"[^\x00-\x1F\x7F]")
+        # Not only markdown emphasis: the parser drops a `**` / `__` right after the colon, and
+        # an answer of nothing else would read as empty.
+        answer_first = self.rule("answer-first", r"[^\x00-\x20\x7F*_]")
+        line = self.rule(
+            "answer-line",
+            f"[*_]{{0,2}} {answer_first} {repeat(answer_char, 0, max(lim.answer - 1, 0))}",
+        )
+        more = repeat(f'("\\n" {line})', 0, max(lim.answer_lines - 1, 0))
+        return self.rule("answer", line if more == '""' else f"{line} {more}")
+
     # -- shared pieces -----------------------------------------------------------------
     def ws(self) -> str:
         return self.rule("ws", '" "?')
@@ -224,18 +205,18 @@ class _Builder:
         low = min(low, cap)
         char = self.rule("char", f"{_STRING_CHAR} | {_ESCAPE}")
         hint = "string" if (low, cap) == (0, self.limits.string) else f"string-{low}-{cap}"
-        return self.rule(hint, f'"\\"" {_repeat(char, low, cap)} "\\""')
+        return self.rule(hint, f'"\\"" {repeat(char, low, cap)} "\\""')
 
     def integer(self) -> str:
         d = self.limits.digits
-        return self.rule("integer", f'"-"? ("0" | [1-9] {_repeat("[0-9]", 0, d - 1)})')
+        return self.rule("integer", f'"-"? ("0" | [1-9] {repeat("[0-9]", 0, d - 1)})')
 
     def number(self) -> str:
         d = self.limits.digits
         integer = self.integer()
         return self.rule(
             "number",
-            f'{integer} ("." {_repeat("[0-9]", 1, d)})? ([eE] [-+]? {_repeat("[0-9]", 1, 3)})?',
+            f'{integer} ("." {repeat("[0-9]", 1, d)})? ([eE] [-+]? {repeat("[0-9]", 1, 3)})?',
         )
 
     def boolean(self) -> str:
@@ -367,7 +348,7 @@ class _Builder:
         high = max(high, low)
         if high == 0:
             return literal("[]")
-        more = _repeat(f'("," {ws} {item})', max(low - 1, 0), high - 1)
+        more = repeat(f'("," {ws} {item})', max(low - 1, 0), high - 1)
         items = f"{item} {more}" if more != '""' else item
         body = f'"[" {items} "]"' if low >= 1 else f'"[" ({items})? "]"'
         return self.rule(hint, body)

@@ -1,0 +1,78 @@
+"""How an observation is laid out for a small model, and which of its lines an answer may quote.
+
+Two users, one layout:
+
+- the embedded model's prompt shows every observation (its examples' and the real ones) as
+  `observation_text`: one sentence per line, no blank lines (a blank line ends a record in the
+  prompt), bounded. A sentence per line is what makes an answer easy to copy: a small model
+  that starts copying a line ends where the sentence ends;
+- quoted answers (the `quoted_answers` setting, on for the embedded model): right after an
+  observation, the grammar lets the Final Answer be only that observation's first line, exactly
+  as the prompt showed it (`quotable_lines`). Asked to answer from a search result, a 270M model
+  paraphrased it into something false ("The Wiki language edition is `zh` by default.") or
+  copied a line of the wrong note. The model still decides whether to answer or act again.
+
+Pure functions, no model, no grammar: `grammar.py` turns the lines into alternatives.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+OBSERVATION_CHARS = 700  # of one observation in the prompt (example or real)
+
+# Where a sentence ends, and where a list item begins in text a tool flattened to one line.
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?;])\s+(?=[A-Z0-9`*\"'(])|(?<=[。！？；])|(?<=[.!?;)…])\s+-\s+(?=\S)"
+)
+_HIT_NUMBER = re.compile(r"\d{1,3}\.")
+_HEADING = re.compile(r"\[\d{1,3}\] ")  # "[1] notes.md — Title": which hit, not what it says
+_WORD = re.compile(r"\w")
+_BULLET = re.compile(r"^[-*•]\s+")
+
+
+def observation_text(text: str, limit: int = OBSERVATION_CHARS) -> str:
+    """An observation as the prompt shows it: one sentence per line, no blank lines, at most
+    `limit` characters (the cut marked with " …")."""
+    lines: list[str] = []
+    for line in str(text).replace("\r\n", "\n").split("\n"):
+        parts = [part.strip() for part in _SENTENCE_END.split(line.strip()) if part.strip()]
+        for part in parts:
+            if lines and _HIT_NUMBER.fullmatch(lines[-1]) and parts[0] is not part:
+                lines[-1] = f"{lines[-1]} {part}"  # "1." numbers a hit: not a sentence
+            else:
+                lines.append(part)
+    body = "\n".join(lines)
+    if len(body) > limit:
+        body = body[:limit].rstrip() + " …"
+    return body or "(empty)"
+
+
+def quotable_lines(observations: Iterable[str]) -> list[str]:
+    """The lines a quoted answer may be: of each observation, its first line that says
+    something, as the prompt shows it.
+
+    Only the first: the tools put the answer there (the calculator's result, the clock's
+    reading, the search's best sentence), and asked to choose among a few lines, a 270M model
+    chose the wrong one more often than not. Left out on the way to it: a result's heading
+    (`[1] notes.md — Title`, the search tools' layout: it names a source, it does not answer),
+    list bullets, lines with no word, the cut mark, and lines that start with markdown
+    emphasis (the reader drops a leading `**`, which would change the quote). Empty when
+    nothing is worth quoting; the answer is then free.
+    """
+    found: list[str] = []
+    for observation in observations:
+        if not str(observation).strip():
+            continue
+        for line in observation_text(observation).split("\n"):
+            line = _BULLET.sub("", line.removesuffix(" …").strip())
+            if _quotable(line):
+                if line not in found:
+                    found.append(line)
+                break
+    return found
+
+
+def _quotable(line: str) -> bool:
+    return bool(_WORD.search(line)) and not line.startswith(("*", "_")) and not _HEADING.match(line)
