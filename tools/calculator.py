@@ -9,13 +9,17 @@ while holding the GIL), lives in `tools/safe_eval.py`; this module is the tool.
 
 from __future__ import annotations
 
+import re
+
 from langchain_core.tools import StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
+from tools.math_words import to_expression
 from tools.safe_eval import FUNCTIONS, MAX_EXPRESSION_CHARS, CalculatorError, evaluate
 
 __all__ = ["CalculatorError", "CalculatorInput", "calculator", "evaluate"]
 
+_WORDS = re.compile(r"[^\W\d_]")  # a letter of any script: the input had words to read
 MAX_RESULT_CHARS = 1000  # a result is at most 1e300 (301 digits); a refusal quotes <= 500 chars
 
 
@@ -25,13 +29,19 @@ def _format(value: int | float) -> str:
 
 class CalculatorInput(BaseModel):
     expression: str = Field(
-        description="An arithmetic expression, e.g. '17 * 23' or 'sqrt(2) * (3 + 4) ** 2'."
+        description=(
+            "An arithmetic expression, e.g. '17 * 23' or 'sqrt(2) * (3 + 4) ** 2'; arithmetic "
+            "in words also works ('15 percent of 80', 'the square root of 144', '17乘以23')."
+        )
     )
 
 
 def _calculate(expression: str) -> str:
+    """The result on the first line (what an answer quotes); when the input was words, how
+    they were read on the second, so a wrong reading shows."""
+    reading = to_expression(expression) if len(expression) <= MAX_EXPRESSION_CHARS else None
     try:
-        result = _format(evaluate(expression))
+        result = _format(evaluate(reading or expression))
     except CalculatorError as exc:
         shown = expression
         if len(shown) > MAX_EXPRESSION_CHARS:
@@ -39,7 +49,7 @@ def _calculate(expression: str) -> str:
         raise ToolException(f"Cannot calculate '{shown}': {exc}.") from None
     if len(result) > MAX_RESULT_CHARS:  # cannot happen with the 1e300 limit; kept as a guard
         result = result[:MAX_RESULT_CHARS] + f" [cut at {MAX_RESULT_CHARS} characters]"
-    return result
+    return f"{result}\n(read as {reading})" if reading and _WORDS.search(expression) else result
 
 
 async def _acalculate(expression: str) -> str:
@@ -52,50 +62,59 @@ calculator = StructuredTool.from_function(
     name="calculator",
     description=(
         "Evaluate an arithmetic expression exactly. Use it for any calculation instead of "
-        "doing the arithmetic yourself. Supports + - * / // % ** (or ^), parentheses and "
-        f"the functions {', '.join(FUNCTIONS)}, and the constants pi and e."
+        "doing the arithmetic yourself. Supports + - * / // % ** (or ^), parentheses, "
+        f"the functions {', '.join(FUNCTIONS)}, the constants pi and e, and arithmetic in "
+        "English or Chinese words."
     ),
     args_schema=CalculatorInput,
 )
 
 
 # Worked examples for small local models (graph.models.local.examples): real output layout. The
-# answer repeats the observation: copying the last observation is what a small model does well.
+# input copies the question's own words (the calculator reads them; a small model copies well and
+# translates badly), and the answer repeats the result: copying is what a small model does well.
 EXAMPLES = [
     {
         "question": "What is 12 * 9?",
-        "thought": "I multiply with the calculator.",
+        "thought": "I pass the arithmetic to the calculator.",
         "input": {"expression": "12 * 9"},
         "observation": "108",
         "answer": "108",
     },
     {
         "question": "What is forty-two divided by six?",
-        "thought": "I write the numbers in digits and divide.",
-        "input": {"expression": "42 / 6"},
-        "observation": "7",
+        "thought": "I pass the arithmetic to the calculator.",
+        "input": {"expression": "forty-two divided by six"},
+        "observation": "7\n(read as 42 / 6)",
         "answer": "7",
     },
     {
         "question": "125 加 37 等于多少？",
-        "thought": "I add with the calculator.",
-        "input": {"expression": "125 + 37"},
-        "observation": "162",
+        "thought": "I pass the arithmetic to the calculator.",
+        "input": {"expression": "125 加 37"},
+        "observation": "162\n(read as 125 + 37)",
         "answer": "162",
     },
     {
         "question": "What is 20% of 45?",
-        "thought": "20% of 45 is 45 * 20 / 100.",
-        "input": {"expression": "45 * 20 / 100"},
-        "observation": "9",
+        "thought": "I pass the arithmetic to the calculator.",
+        "input": {"expression": "20% of 45"},
+        "observation": "9\n(read as 20 * 45 / 100)",
         "answer": "9",
     },
     {
         "question": "What is the square root of 196?",
-        "thought": "I use the sqrt function.",
-        "input": {"expression": "sqrt(196)"},
-        "observation": "14",
+        "thought": "I pass the arithmetic to the calculator.",
+        "input": {"expression": "the square root of 196"},
+        "observation": "14\n(read as sqrt(196))",
         "answer": "14",
+    },
+    {
+        "question": "A bus has 40 seats. How many seats do 3 buses have?",
+        "thought": "3 buses with 40 seats each is 40 * 3.",
+        "input": {"expression": "40 * 3"},
+        "observation": "120",
+        "answer": "120",
     },
     {
         "question": "Compute 6 * 7, then add 8 to the result.",

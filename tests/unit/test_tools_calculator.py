@@ -151,7 +151,9 @@ def check(expression: str) -> None:
         assert message.startswith("Cannot calculate '") and message.endswith(".")
         assert "\n" not in message.replace(expression, "")
         return
-    value = float(result)  # an int string of up to 301 digits converts fine
+    first, _, reading = result.partition("\n")  # the result, then how words were read
+    assert not reading or (reading.startswith("(read as ") and reading.endswith(")"))
+    value = float(first)  # an int string of up to 301 digits converts fine
     assert math.isfinite(value) and abs(value) <= 1e300
 
 
@@ -175,3 +177,22 @@ def test_any_token_soup_is_a_finite_number_or_a_refusal(expression: str) -> None
 @given(st.text(max_size=80))
 def test_any_text_is_a_finite_number_or_a_refusal(expression: str) -> None:
     check(expression)
+
+
+@pytest.mark.parametrize(
+    ("words", "shown"),
+    [
+        ("the square root of 144", "12\n(read as sqrt(144))"),
+        ("15 percent of 80", "12\n(read as 15 * 80 / 100)"),
+        ("17乘以23", "391\n(read as 17 * 23)"),
+        ("What is 2 ** 10?", "1024\n(read as 2 ** 10)"),
+        ("17 * 23", "391"),  # an expression is evaluated as written, with nothing to explain
+    ],
+)
+def test_arithmetic_in_words_is_read_and_the_reading_shown(words: str, shown: str) -> None:
+    assert calculate(words) == shown
+
+
+def test_words_it_cannot_read_are_refused_as_before() -> None:
+    with pytest.raises(ToolException, match="Cannot calculate 'twelve apples'"):
+        calculate("twelve apples")
