@@ -175,6 +175,9 @@ def test_a_reply_ends_with_its_answer_line_and_the_grammar_allows_that_newline()
         ("Which database holds the orders? Search my notes.", "knowledge_search"),
         ("What is the weather in Rome?", "weather"),
         ("Who was Marie Curie?", "wikipedia"),
+        ("What time is it in Paris right now?", "current_time"),  # names weigh little
+        ("Which weekday is it in Lima?", "current_time"),
+        ("What is half of 250?", "calculator"),
     ],
 )
 def test_the_closest_example_is_of_the_right_tool_and_comes_last(question: str, tool: str) -> None:
@@ -186,6 +189,12 @@ def test_the_closest_example_is_of_the_right_tool_and_comes_last(question: str, 
 def test_a_chinese_question_gets_the_chinese_example() -> None:
     picked = pick_examples("36乘以7等于多少？", example_pool(ALL), count=4)
     assert re.search(r"[\u4e00-\u9fff]", picked[-1].question)
+
+
+def test_the_last_two_places_go_to_the_closest_tool() -> None:
+    picked = pick_examples("What time is it in Paris right now?", example_pool(ALL), count=4)
+    assert [e.source for e in picked[-2:]] == ["current_time", "current_time"]
+    assert len({e.source for e in picked[:-2]} - {"current_time"}) == 2  # the others vary
 
 
 def test_no_tool_has_more_than_two_of_the_picked_examples() -> None:

@@ -14,20 +14,21 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from graph.models.local.examples import Example, ExamplePool
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _WORDS = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
 _IS_CJK = re.compile(rf"[{_CJK}]")
+_SENTENCE_START = re.compile(r"(?:^|[.!?。！？]\s*|[\"'“‘(]\s*)\W*$")
 _ARITHMETIC = re.compile(
     r"\d\s*[-+*/×÷^%]\s*\d|\b(plus|minus|times|multipl\w*|divid\w*|sum|product|square|root|"
-    r"percent|squared|cubed|power|half|twice|double)\b|[加减乘除倍平方根]",
+    r"percent|squared|cubed|power|half|twice|double)\b|加|减|乘|除以|倍|平方|开方|根号",
     re.IGNORECASE,
 )
 _NUMBER_WORDS = re.compile(
-    r"\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
+    r"\b(two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
     r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|"
     r"eighty|ninety|hundred|thousand|million)\b|[一二三四五六七八九十百千万]",
     re.IGNORECASE,
@@ -72,18 +73,30 @@ _STOP = frozenset(
         "please",
         "tell",
         "now",
+        "right",
+        "moment",
+        "which",
+        "s",
     )
 )
 
 
 def features(text: str) -> Counter[str]:
-    """Words (English), character pairs (Chinese), and the question's shape."""
+    """Words (English), character pairs (Chinese), and the question's shape. A name (a word
+    capitalised inside a sentence: Paris, Ada) counts a quarter: it says what the question is
+    about, not which tool answers it ("What time is it in Paris?" is the clock's question even
+    though the weather's example is about Paris)."""
     found: Counter[str] = Counter()
-    for token in _WORDS.findall(text.casefold()):
+    for match in _WORDS.finditer(text):
+        token = match.group().casefold()
         if _IS_CJK.match(token):
             found.update(token[i : i + 2] for i in range(max(len(token) - 1, 1)))
         elif token not in _STOP and not token.isdigit():
-            found[token[:6]] += 1  # a crude stem: time/times, calculate/calculator
+            name = match.group()[0].isupper() and not _SENTENCE_START.search(text[: match.start()])
+            weight = 0.25 if name else 1.0
+            found[token[:6]] += weight  # a crude stem: time/times, calculate/calculator
+            if len(token) > 4:
+                found[token[:4]] += weight * 0.3  # and a cruder one: weekday/week
     if re.search(r"\d", text) or _NUMBER_WORDS.search(text):
         found["<number>"] += 1
     if _ARITHMETIC.search(text):
@@ -114,10 +127,16 @@ def example_features(example: Example) -> Counter[str]:
 
 
 def pick_examples(question: str, pool: ExamplePool, count: int = 4) -> list[Example]:
-    """The `count` examples most like the question, least similar first (the closest one ends
-    up next to the question). At most two per tool, so one tool's many examples cannot crowd
-    out the rest; slots no example earns are filled with one example per tool not shown yet
-    (declaration order), so the model still sees the other tools."""
+    """The `count` examples most like the question, least similar first (the closest ends up
+    next to the question, where a small model looks).
+
+    The tool whose examples are most like the question gets the last two places: a small model
+    copies the record nearest the question, and when that record and the one before it belong
+    to different tools (the weather's "... in Paris right now?" beside the clock's "What time is
+    it in London?"), it follows whichever stands last. The other places go to one example of
+    each other tool, most similar first, and are filled in declaration order when no example
+    is like the question at all, so the model still sees what else there is.
+    """
     examples = pool.examples
     if len(examples) <= count:
         return list(examples)
@@ -126,25 +145,23 @@ def pick_examples(question: str, pool: ExamplePool, count: int = 4) -> list[Exam
     idf = {k: math.log((1 + len(vectors)) / (1 + n)) + 1.0 for k, n in documents.items()}
     target = features(question)
     scores = [similarity(target, vector, idf) for vector in vectors]
+    ranked = sorted(range(len(examples)), key=lambda i: (-scores[i], i))
     chosen: list[int] = []
-    per_source: Counter[str] = Counter()
-    for index in sorted(range(len(examples)), key=lambda i: (-scores[i], i)):
-        source = examples[index].source
-        if scores[index] <= 0 or per_source[source] >= 2:
-            continue
-        chosen.append(index)
-        per_source[source] += 1
-        if len(chosen) == count:
-            break
-    for index in range(len(examples)):  # the rest: other tools first, then anything
-        if len(chosen) == count:
-            break
-        if index not in chosen and per_source[examples[index].source] == 0:
+    if scores[ranked[0]] > 0:
+        top = examples[ranked[0]].source
+        chosen = [i for i in ranked if examples[i].source == top and scores[i] > 0][:2]
+    shown = {examples[i].source for i in chosen}
+
+    def take(indices: Iterable[int], *, one_per_tool: bool) -> None:
+        for index in indices:
+            if len(chosen) == count:
+                return
+            if index in chosen or (one_per_tool and examples[index].source in shown):
+                continue
             chosen.append(index)
-            per_source[examples[index].source] += 1
-    for index in range(len(examples)):
-        if len(chosen) == count:
-            break
-        if index not in chosen:
-            chosen.append(index)
-    return [examples[i] for i in reversed(chosen)]
+            shown.add(examples[index].source)
+
+    take([i for i in ranked if scores[i] > 0], one_per_tool=True)  # other tools, most alike first
+    take(range(len(examples)), one_per_tool=True)  # tools not shown yet, in declaration order
+    take(range(len(examples)), one_per_tool=False)  # anything
+    return [examples[i] for i in reversed(chosen[:count])]
