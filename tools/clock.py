@@ -17,8 +17,13 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from langchain_core.tools import StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
+from tools.zone_names import zone_for_place
+
 EXAMPLE_ZONES = ("UTC", "Asia/Shanghai", "Europe/London", "America/New_York", "Asia/Tokyo")
 _ALIASES = {"utc": "UTC", "z": "UTC", "gmt": "UTC", "zulu": "UTC", "etc/utc": "Etc/UTC"}
+# tzdata's "EST" is a fixed UTC-05:00 (a link to America/Panama); whoever writes EST means the
+# clock in New York, daylight saving included. (MST stays: Arizona keeps it all year.)
+_DST_OVER_FIXED = {"est": "America/New_York"}
 
 _now: ContextVar[Callable[[], datetime]] = ContextVar(
     "react_agent_clock_now", default=lambda: datetime.now(UTC)
@@ -50,15 +55,24 @@ def _zones_by_folded_name() -> dict[str, str]:
     return table
 
 
-def resolve_zone(name: str) -> tuple[str, tzinfo]:
-    """('Asia/Shanghai', ZoneInfo) for an IANA name in any case, or a city part like 'Tokyo'."""
-    text = name.strip() or "UTC"
-    candidates = [text, _ALIASES.get(text.casefold(), "")]
+def _candidates(text: str) -> Iterator[str]:
+    """Zone names to try for `text`, best first; cheap ones before the place-name table."""
+    yield _DST_OVER_FIXED.get(text.casefold(), "")
+    yield text
+    yield _ALIASES.get(text.casefold(), "")
     if "/" not in text and not text.startswith("."):
-        candidates.append(_zones_by_folded_name().get(text.replace("_", " ").casefold(), ""))
+        yield _zones_by_folded_name().get(text.replace("_", " ").casefold(), "")
     elif ".." not in text:
-        candidates.append(_zones_by_folded_name().get(text.casefold(), ""))
-    for candidate in candidates:
+        yield _zones_by_folded_name().get(text.casefold(), "")
+    # What a person means: 'Mumbai', 'São Paulo', 'New Zealand', 'Moscow/Moscow', 'Tokyo time'.
+    yield zone_for_place(text) or ""
+
+
+def resolve_zone(name: str) -> tuple[str, tzinfo]:
+    """('Asia/Shanghai', ZoneInfo) for an IANA name in any case, a city part like 'Tokyo', or a
+    place as people write it ('Mumbai' -> Asia/Kolkata; see tools.zone_names)."""
+    text = name.strip() or "UTC"
+    for candidate in _candidates(text):
         if not candidate:
             continue
         try:
