@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import re
 import zoneinfo
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
@@ -42,6 +43,10 @@ def fixed_now(moment: datetime) -> Iterator[None]:
         _now.reset(token)
 
 
+# Old link names: the place table's real zone is the better answer (US/Hawaii: Pacific/Honolulu).
+_LEGACY_AREAS = frozenset({"US", "Canada", "Brazil", "Chile", "Mexico", "SystemV", "Etc"})
+
+
 @functools.cache
 def _zones_by_folded_name() -> dict[str, str]:
     """Every available zone by its case-folded full name and by its last part ('new york')."""
@@ -57,15 +62,26 @@ def _zones_by_folded_name() -> dict[str, str]:
 
 def _candidates(text: str) -> Iterator[str]:
     """Zone names to try for `text`, best first; cheap ones before the place-name table."""
+    offset = _UTC_OFFSET.fullmatch(text)
+    if offset:  # 'UTC+8' means eight hours ahead; IANA's Etc/GMT+8 is eight hours behind
+        sign, hours = offset.group(1), int(offset.group(2))
+        yield f"Etc/GMT{'-' if sign == '+' else '+'}{hours}" if hours else "UTC"
+        return
     yield _DST_OVER_FIXED.get(text.casefold(), "")
     yield text
     yield _ALIASES.get(text.casefold(), "")
     if "/" not in text and not text.startswith("."):
-        yield _zones_by_folded_name().get(text.replace("_", " ").casefold(), "")
+        found = _zones_by_folded_name().get(text.replace("_", " ").casefold(), "")
+        if found.split("/", 1)[0] in _LEGACY_AREAS:  # 'Hawaii': US/Hawaii is an old link
+            yield zone_for_place(text) or ""
+        yield found
     elif ".." not in text:
         yield _zones_by_folded_name().get(text.casefold(), "")
     # What a person means: 'Mumbai', 'São Paulo', 'New Zealand', 'Moscow/Moscow', 'Tokyo time'.
     yield zone_for_place(text) or ""
+
+
+_UTC_OFFSET = re.compile(r"(?:UTC|GMT)\s*([+-])\s*(1[0-4]|0?\d)(?::?00)?", re.IGNORECASE)
 
 
 def resolve_zone(name: str) -> tuple[str, tzinfo]:
@@ -156,6 +172,13 @@ EXAMPLES = [
         "input": {"timezone": "New York"},
         "observation": "2024-12-30 07:05:42 EST (America/New_York, UTC-05:00), Monday",
         "answer": "2024-12-30 07:05:42 EST (America/New_York, UTC-05:00), Monday",
+    },
+    {
+        "question": "东京今天星期几？",
+        "thought": "I need today's date in Tokyo.",
+        "input": {"timezone": "Tokyo"},
+        "observation": "2025-05-06 10:15:00 JST (Asia/Tokyo, UTC+09:00), Tuesday",
+        "answer": "2025-05-06 10:15:00 JST (Asia/Tokyo, UTC+09:00), Tuesday",
     },
     {
         "question": "What day of the week is it today in Sydney?",

@@ -17,15 +17,13 @@ import zoneinfo
 
 # Zone -> the names people use for places in it, "|"-separated. Only places that are not already
 # the last part of an IANA name need to be here (a few are repeated where the table reads better).
-# Not "Beijing" (nor "Peking"): tests/unit/test_tools_clock.py pins "Beijing" as an unknown zone;
-# 北京, "Beijing time" and "Beijing, China" still resolve to Asia/Shanghai.
 CITIES_BY_ZONE: dict[str, str] = {
     "Asia/Kolkata": (
         "Mumbai|Bombay|Delhi|New Delhi|Bangalore|Bengaluru|Chennai|Madras|Hyderabad|Pune|"
         "Ahmedabad|Jaipur|Goa|Calcutta|孟买|新德里|德里|班加罗尔|加尔各答|金奈"
     ),
     "Asia/Shanghai": (
-        "Shenzhen|Guangzhou|Canton|Hangzhou|Chengdu|Wuhan|Xi'an|Nanjing|Tianjin|Chongqing|"
+        "Beijing|Peking|Shenzhen|Guangzhou|Canton|Hangzhou|Chengdu|Wuhan|Xi'an|Nanjing|Tianjin|Chongqing|"
         "Suzhou|Qingdao|Xiamen|Dalian|Shenyang|Harbin|Kunming|Changsha|Zhengzhou|Lhasa|"
         "上海|北京|广州|深圳|杭州|南京|成都|武汉|西安|天津|重庆|苏州|青岛|厦门|"
         "大连|沈阳|哈尔滨|昆明|长沙|郑州|拉萨"

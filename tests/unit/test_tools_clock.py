@@ -44,7 +44,7 @@ def test_naive_fixed_now_is_utc() -> None:
         assert describe_time("UTC") == "2026-11-22 13:05:03 UTC (UTC, UTC+00:00), Sunday"
 
 
-@pytest.mark.parametrize("zone", ["Mars/Olympus_Mons", "Beijing", "../../etc/passwd", "UTC+8"])
+@pytest.mark.parametrize("zone", ["Mars/Olympus_Mons", "Gotham", "../../etc/passwd", "UTC+15"])
 def test_unknown_zone_lists_examples(zone: str) -> None:
     with pytest.raises(ToolException) as caught:
         describe_time(zone)
@@ -68,3 +68,20 @@ def test_real_clock_is_used_without_a_fixed_now() -> None:
     after = datetime.now(UTC)
     shown = datetime.strptime(text[:19], "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC)
     assert before <= shown <= after
+
+
+OFFSETS = [("UTC+8", "UTC+08:00"), ("GMT+8", "UTC+08:00"), ("gmt-5", "UTC-05:00")]
+
+
+@pytest.mark.parametrize(
+    ("written", "offset"),
+    [
+        ("UTC+8", "UTC+08:00"),
+        ("GMT+8", "UTC+08:00"),
+        ("gmt-5", "UTC-05:00"),
+        ("UTC+0", "UTC+00:00"),
+    ],
+)
+def test_an_offset_means_what_a_person_means(written: str, offset: str) -> None:
+    # IANA's Etc/GMT+8 is eight hours *behind* UTC; nobody writing GMT+8 means that
+    assert f", {offset})" in describe_time(written, datetime(2026, 1, 1, tzinfo=UTC))

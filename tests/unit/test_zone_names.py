@@ -173,9 +173,9 @@ UNKNOWN = [
     "xyz/abc",
     "CST",  # US Central, China or Cuba: left to the error, which lists real names
     "America/Atlantis",
-    "Europe/Beijing",
+    "Europe/Gotham",
     "Mars/Olympus_Mons",
-    "UTC+8",
+    "UTC+15",
     "time now",
     "现在几点",
     "../../etc/passwd",
@@ -198,7 +198,7 @@ def test_zone_for_place(text: str, zone: str) -> None:
 
 @pytest.mark.parametrize(("text", "zone"), CASES)
 def test_resolve_zone_agrees_on_the_clock(text: str, zone: str) -> None:
-    """resolve_zone may answer with an older IANA name first ('Hawaii' -> US/Hawaii, as before);
+    """resolve_zone may answer with another name of the same zone (an IANA link);
     the clock it reads must be the same."""
     _, found = resolve_zone(text)
     for moment in (WINTER, SUMMER):
@@ -281,7 +281,7 @@ def test_empty_text() -> None:
         ("new york", "America/New_York"),
         ("asia/shanghai", "Asia/Shanghai"),
         ("Kiev", "Europe/Kiev"),
-        ("Hawaii", "US/Hawaii"),
+        ("Hawaii", "Pacific/Honolulu"),  # an old link (US/Hawaii) gives way to the real zone
         ("CET", "CET"),
         ("gmt", "UTC"),
     ],
