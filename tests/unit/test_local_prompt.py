@@ -21,7 +21,7 @@ from graph.models.local import LocalCompletionModel, chat_model
 from graph.models.local.completion import ending_records
 from graph.models.local.examples import Example, example_pool, render_example
 from graph.models.local.prompt import conversation_turns, custom_instructions, render_prompt
-from graph.models.local.selection import pick_examples
+from graph.models.local.selection import asks_for_more_than_one_thing, pick_examples
 from graph.protocols.text.grammar import grammar_for, request_options
 from graph.protocols.text.observations import observation_text
 from graph.protocols.text.prompts import text_system_prompt
@@ -195,6 +195,26 @@ def test_the_last_two_places_go_to_the_closest_tool() -> None:
     picked = pick_examples("What time is it in Paris right now?", example_pool(ALL), count=4)
     assert [e.source for e in picked[-2:]] == ["current_time", "current_time"]
     assert len({e.source for e in picked[:-2]} - {"current_time"}) == 2  # the others vary
+
+
+@pytest.mark.parametrize(
+    ("question", "several"),
+    [
+        ("Compute 17 * 23, then subtract 91 from the result.", True),
+        ("What year is it in UTC? Multiply that year by 2.", True),
+        ("先算17乘23，再减去91。", True),
+        ("Where can checkpoints be kept, according to my notes?", False),
+        ("What is 7.5 * 4?", False),
+        ("I have 12 boxes with 8 apples each. How many apples?", False),
+    ],
+)
+def test_only_a_question_of_several_requests_sees_records_of_several_steps(
+    question: str, several: bool
+) -> None:
+    assert asks_for_more_than_one_thing(question) is several
+    picked = pick_examples(question, example_pool(ALL), count=4)
+    if not several:
+        assert all(len(e.steps) < 2 for e in picked)
 
 
 def test_no_tool_has_more_than_two_of_the_picked_examples() -> None:

@@ -21,6 +21,13 @@ from graph.models.local.examples import Example, ExamplePool
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _WORDS = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
 _IS_CJK = re.compile(rf"[{_CJK}]")
+_THEN = re.compile(r"\bthen\b|\bafter that\b|\bnext\b|然后|之后|再", re.IGNORECASE)
+_CLAUSE_END = re.compile(r"[.?!;]\s+|[。？！；，]")
+_FOLLOW_UP = re.compile(
+    r"\b(add|subtract|multiply|divide|plus|minus|times|double|halve|square|convert)\b|"
+    r"加|减|乘|除",
+    re.IGNORECASE,
+)
 _SENTENCE_START = re.compile(r"(?:^|[.!?。！？]\s*|[\"'“‘(]\s*)\W*$")
 _ARITHMETIC = re.compile(
     r"\d\s*[-+*/×÷^%]\s*\d|\b(plus|minus|times|multipl\w*|divid\w*|sum|product|square|root|"
@@ -126,6 +133,16 @@ def example_features(example: Example) -> Counter[str]:
     return found
 
 
+def asks_for_more_than_one_thing(question: str) -> bool:
+    """ "..., then multiply it by 7", "How many ...? Add 10 to that.": a second request after the
+    first. Only such a question is shown examples of several steps; others copied the second
+    step of a shown record ("Where are checkpoints kept?" went on to `calculator 3 * 4`)."""
+    if _THEN.search(question):
+        return True
+    clauses = [c for c in _CLAUSE_END.split(question) if c.strip()]
+    return len(clauses) > 1 and any(_FOLLOW_UP.search(c) for c in clauses[1:])
+
+
 def pick_examples(question: str, pool: ExamplePool, count: int = 4) -> list[Example]:
     """The `count` examples most like the question, least similar first (the closest ends up
     next to the question, where a small model looks).
@@ -140,6 +157,8 @@ def pick_examples(question: str, pool: ExamplePool, count: int = 4) -> list[Exam
     examples = pool.examples
     if len(examples) <= count:
         return list(examples)
+    if not asks_for_more_than_one_thing(question):  # a two-step record teaches a second step
+        examples = [e for e in examples if len(e.steps) < 2] or examples
     vectors = [example_features(e) for e in examples]
     documents = Counter(k for v in vectors for k in v)
     idf = {k: math.log((1 + len(vectors)) / (1 + n)) + 1.0 for k, n in documents.items()}
