@@ -138,9 +138,9 @@ EXAMPLES = [
         "answer": "Tomatoes are watered every morning at 7, and twice a day in July.",
     },
     {
-        "question": "Which port does the staging server use? Check my notes.",
+        "question": "I restarted the staging server. Which port does it use? Check my notes.",
         "thought": "I search the notes for the question.",
-        "input": {"query": "Which port does the staging server use?"},
+        "input": {"query": "I restarted the staging server. Which port does it use?"},
         "observation": (
             "[1] servers.md — Servers\nThe staging server listens on port 8443.\n"
             "Production uses port 443 behind the load balancer."

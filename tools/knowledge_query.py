@@ -169,8 +169,10 @@ def search(conn: sqlite3.Connection, terms: list[Term], limit: int) -> list[Hit]
             "SELECT path, title, body FROM documents WHERE id = ?", (doc_id,)
         ).fetchone()
         text, best = excerpt_and_score(body, terms, title, rarities)
-        hits.append((-round(scores[doc_id][0], 6), -best, order, Hit(path, title, text, best)))
-    # same number of query words: the document whose best sentence holds more of them first
+        words = round(_sentence_score(f"{title}\n{body}", terms, {}), 6)
+        hits.append((-words, -best, order, Hit(path, title, text, best)))
+    # as many query words, weighed as in a sentence (the "react" inside REACT_AGENT_TOOLS counts
+    # less than the word ReAct): the document whose best sentence holds more of them first
     hits.sort(key=lambda h: h[:3])
     return [hit for *_, hit in hits[:limit]]
 

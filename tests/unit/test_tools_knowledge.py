@@ -405,7 +405,8 @@ def test_the_excerpt_is_the_best_matching_sentence(corpus: Path) -> None:
     rewrite(corpus / "storage.md", STORAGE)
     result = search_knowledge("Where are checkpoints stored?")
     assert result.startswith(
-        "[1] storage.md — Storage\nCheckpoints are stored in a local SQLite file or in PostgreSQL.\n"
+        "[1] storage.md — Storage\n"
+        "Checkpoints are stored in a local SQLite file or in PostgreSQL.\n"
     )
 
 
