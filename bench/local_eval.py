@@ -63,6 +63,7 @@ from graph.models.local import (  # noqa: E402
     local_available,
 )
 from graph.protocols.text.grammar import grammar_for, request_options  # noqa: E402
+from graph.protocols.text.observations import quotable_lines  # noqa: E402
 from graph.protocols.text.prompts import invalid_reply_observation, text_system_prompt  # noqa: E402
 from graph.protocols.text.reader import parse_react  # noqa: E402
 from tools import TOOL_NAMES, load_tools  # noqa: E402
@@ -112,13 +113,23 @@ def clock(zone: str) -> Check:
     return check
 
 
-def weekday(answer: str, steps: list[dict]) -> bool:
-    for step in steps:
-        if step.get("tool") == "current_time" and "(America/New_York," in step["observation"]:
-            day = step["observation"].rsplit(", ", 1)[-1].strip()
-            if day and day.casefold() in answer.casefold():
-                return True
-    return False
+def weekday_in(zone: str) -> Check:
+    """The answer names the weekday the clock returned for this zone."""
+
+    def check(answer: str, steps: list[dict]) -> bool:
+        for step in steps:
+            if step.get("tool") == "current_time" and f"({zone}," in step["observation"]:
+                day = step["observation"].rsplit(", ", 1)[-1].strip()
+                if day and day.casefold() in answer.casefold():
+                    return True
+        return False
+
+    return check
+
+
+def utc_by_name(answer: str, _steps: list[dict]) -> bool:
+    """UTC named as the zone, not an offset of another zone's reading ("UTC+08:00")."""
+    return bool(re.search(r"\bUTC\b(?![+-]\d)", answer))
 
 
 def year_times_two(answer: str, steps: list[dict]) -> bool:
@@ -197,7 +208,7 @@ def _tasks() -> list[Task]:
             "kb-zone",
             k,
             "What time zone does current_time use by default? Search my notes.",
-            words("UTC"),
+            utc_by_name,
             kb,
         ),
         Task(
@@ -230,7 +241,13 @@ def _tasks() -> list[Task]:
         ),
         Task("clock-utc", c, "What time is it now in UTC?", clock("UTC"), now),
         Task("clock-tokyo", c, "What is the date today in Tokyo?", clock("Asia/Tokyo"), now),
-        Task("clock-ny-day", c, "What day of the week is it in New York?", weekday, now),
+        Task(
+            "clock-ny-day",
+            c,
+            "What day of the week is it in New York?",
+            weekday_in("America/New_York"),
+            now,
+        ),
         Task("clock-zh", c, "现在上海几点？", clock("Asia/Shanghai"), now),
         Task("clock-london", c, "What is today's date in London?", clock("Europe/London"), now),
         Task("clock-paris", c, "What time is it in Paris right now?", clock("Europe/Paris"), now),
@@ -268,6 +285,33 @@ def _tasks() -> list[Task]:
 
 
 TASKS = _tasks()
+HOLDOUT = ROOT / "bench" / "data" / "local_eval_holdout.jsonl"
+CHECKS: dict[str, Callable[..., Check]] = {
+    "number": lambda values: number(*values),
+    "words": lambda values: words(*values),
+    "clock": clock,
+    "weekday": weekday_in,
+}
+
+
+def load_tasks(path: Path) -> list[Task]:
+    """Tasks from a JSON-lines file: name, kind, question, tool and a check, one of
+    `{"number": [...]}`, `{"words": [...]}`, `{"clock": zone}`, `{"weekday": zone}`.
+    `bench/data/local_eval_holdout.jsonl` is such a file: questions written by someone who had
+    not seen the tools' worked examples or the tasks above, the check against tuning to them."""
+    tasks = []
+    for number_, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        raw = json.loads(line)
+        ((kind, argument),) = raw["check"].items()
+        if kind not in CHECKS:
+            raise SystemExit(f"{path}:{number_}: unknown check {kind!r}")
+        check = CHECKS[kind](argument)
+        tasks.append(Task(raw["name"], raw["kind"], raw["question"], check, raw.get("tool")))
+    return tasks
+
+
 SINGLE = ("arithmetic", "knowledge", "clock")
 
 MODES: dict[str, dict[str, Any]] = {
@@ -326,6 +370,7 @@ def run_agent_task(model: Any, tools: list, task: Task, mode: str, label: str) -
         max_tokens=STEP_TOKENS,
         run_timeout=RUN_DEADLINE,
         constrained_decoding="on",
+        quoted_answers=True,
     )
     started = time.monotonic()
     out = agent.invoke({"messages": [("user", task.question)]})
@@ -372,8 +417,10 @@ def run_task(model: Any, tools: list, task: Task, mode: str, label: str, grammar
             break
         offered = tools if len(steps) < ANSWER_AFTER else []
         options: dict[str, Any] = {"stop": ["Observation:"], "max_tokens": STEP_TOKENS}
-        if grammar:
-            options |= request_options(grammar_for(offered))
+        if grammar:  # quoted answers: right after an observation, the answer is its first line
+            last = steps[-1] if steps and messages[-1].type == "tool" else None
+            quotes = quotable_lines([last["observation"]]) if last else []
+            options |= request_options(grammar_for(offered, quotes=quotes))
         try:
             reply = model.bind_tools(offered).bind(**options).invoke(messages, timeout=remaining)
         except TimeoutError:
@@ -472,7 +519,7 @@ def by_kind(results: list[Result]) -> str:
 def rescore(path: Path) -> int:
     """The tables for a results file, with the tasks' current checks (the runs are not
     repeated; the clock's "year * 2" is checked against this year)."""
-    by_name = {t.name: t for t in TASKS}
+    by_name = {t.name: t for t in [*TASKS, *load_tasks(HOLDOUT)]}
     results = []
     for raw in json.loads(path.read_text())["results"]:
         result = Result(**raw)
@@ -491,6 +538,11 @@ def main() -> int:
         "--gguf", action="append", default=[], help="model file(s) (default: packaged)"
     )
     parser.add_argument("--base-url", default="", help="use a running llama.cpp server instead")
+    parser.add_argument(
+        "--tasks",
+        default="builtin",
+        help="builtin, holdout (bench/data/local_eval_holdout.jsonl), both, or a .jsonl path",
+    )
     parser.add_argument("--only", default="", help="task kinds or names, comma-separated")
     parser.add_argument("--quick", action="store_true", help="15 tasks, every kind")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "local_eval.json"))
@@ -503,10 +555,15 @@ def main() -> int:
         print("The local extra is not installed: uv sync --extra local", file=sys.stderr)
         return 2
     modes = [m for m in args.modes.split(",") if m]
-    tasks = TASKS
+    chosen = {
+        "builtin": TASKS,
+        "holdout": load_tasks(HOLDOUT),
+        "both": [*TASKS, *load_tasks(HOLDOUT)],
+    }
+    tasks = chosen.get(args.tasks) or load_tasks(Path(args.tasks))
     if args.only:
         wanted = set(args.only.split(","))
-        tasks = [t for t in TASKS if t.kind in wanted or t.name in wanted]
+        tasks = [t for t in tasks if t.kind in wanted or t.name in wanted]
     if args.quick:
         names = {
             "mul", "words-add", "zh-mul", "percent", "kb-count", "kb-storage", "kb-thread",
