@@ -103,6 +103,13 @@ EXAMPLES = [
         "answer": "9",
     },
     {
+        "question": "What is half of 90?",
+        "thought": "I pass the arithmetic to the calculator.",
+        "input": {"expression": "half of 90"},
+        "observation": "45\n(read as 90 / 2)",
+        "answer": "45",
+    },
+    {
         "question": "What is the square root of 196?",
         "thought": "I pass the arithmetic to the calculator.",
         "input": {"expression": "the square root of 196"},
