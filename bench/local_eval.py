@@ -342,13 +342,18 @@ class Result:
 
 
 def scored(task: Task, mode: str, label: str, ended: str, answer: str, steps: list, **rest: Any):
-    """A task's result: right when it answered with what the task expects."""
+    """A task's result: right when it answered with what the task expects. A question about the
+    notes is right only when the notes were searched: another tool's words ("Open-Meteo" in the
+    weather tool's error) must not pass for an answer from them."""
+    searched = any(s["tool"] == "knowledge_search" for s in steps)
     return Result(
         task=task.name,
         kind=task.kind,
         mode=mode,
         model=label,
-        success=ended == "answered" and task.check(answer, steps),
+        success=ended == "answered"
+        and task.check(answer, steps)
+        and (task.kind != "knowledge" or searched),
         right_tool=(steps[0]["tool"] if steps else None) == task.tool,
         ended=ended,
         answer=answer,
@@ -415,11 +420,15 @@ def run_task(model: Any, tools: list, task: Task, mode: str, label: str, grammar
         if remaining <= 0.5:
             ended = "deadline"
             break
-        offered = tools if len(steps) < ANSWER_AFTER else []
+        results = sum(not s["observation"].startswith("Error: ") for s in steps)
+        offered = tools if results < ANSWER_AFTER else []  # failed calls do not count
         options: dict[str, Any] = {"stop": ["Observation:"], "max_tokens": STEP_TOKENS}
         if grammar:  # quoted answers: right after an observation, the answer is its first line
             last = steps[-1] if steps and messages[-1].type == "tool" else None
             quotes = quotable_lines([last["observation"]]) if last else []
+            if len(quotes) == 1 and not offered:  # the only answer allowed: no call needed
+                ended, answer = "answered", quotes[0]
+                break
             options |= request_options(grammar_for(offered, quotes=quotes))
         try:
             reply = model.bind_tools(offered).bind(**options).invoke(messages, timeout=remaining)
@@ -525,7 +534,12 @@ def rescore(path: Path) -> int:
         result = Result(**raw)
         task = by_name.get(result.task)
         if task is not None:
-            result.success = result.ended == "answered" and task.check(result.answer, result.steps)
+            searched = any(s["tool"] == "knowledge_search" for s in result.steps)
+            result.success = (
+                result.ended == "answered"
+                and task.check(result.answer, result.steps)
+                and (task.kind != "knowledge" or searched)
+            )
         results.append(result)
     print(summary(results) + "\n\n" + by_kind(results))
     return 0

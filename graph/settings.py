@@ -149,8 +149,8 @@ class AgentContext(BaseModel):
     )  # fmt: skip
     answer_after: int | None = _setting(
         None, "REACT_AGENT_ANSWER_AFTER", "operator",
-        "After this many observations only a Final Answer is offered (no tools). Empty: never "
-        "(the embedded model: 2).",
+        "After this many tool results (failed calls do not count) only a Final Answer is "
+        "offered. Empty: never (the embedded model: 1).",
         ge=1,
     )  # fmt: skip
     quoted_answers: bool | None = _setting(

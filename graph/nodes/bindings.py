@@ -16,16 +16,17 @@ from langchain_core.tools import BaseTool
 
 from graph import protocols
 from graph.lru import LRU
-from graph.models import factory
+from graph.models import factory, local
 from graph.protocols.text.grammar import grammar_for, request_options, use_grammar
+from graph.protocols.text.observations import quotable_lines
 from graph.settings import ENV_VARS, AgentContext, resolve_run_context
 
 # The embedded model is small and slow: it gets bounds of its own unless the operator set them.
 LOCAL_DEFAULTS = {
-    "run_timeout": 30.0,
-    "max_tokens": 100,
-    "answer_after": 2,
-    "quoted_answers": True,
+    "run_timeout": local.RUN_DEADLINE,
+    "max_tokens": local.STEP_TOKENS,
+    "answer_after": local.ANSWER_AFTER,
+    "quoted_answers": local.QUOTED_ANSWERS,
 }
 
 
@@ -89,6 +90,16 @@ class Bindings:
     def chat_model(self, ctx: AgentContext) -> BaseChatModel:
         return self.model or factory.resolve_model(ctx)
 
+    def quotes(
+        self, ctx: AgentContext, protocol: str, local: bool, observations: Sequence[str]
+    ) -> list[str]:
+        """The lines a Final Answer may be (quoted answers), or none: the answer is free."""
+        if not ctx.quoted_answers or not observations:
+            return []
+        if not use_grammar(ctx.constrained_decoding, protocol=protocol, local=local):
+            return []
+        return quotable_lines(observations)
+
     def bound(
         self,
         ctx: AgentContext,
@@ -100,7 +111,7 @@ class Bindings:
         """The model as this step calls it: protocol, tools, grammar (with the lines a quoted
         answer may be, if any) and token bound."""
         grammar = use_grammar(ctx.constrained_decoding, protocol=protocol, local=local)
-        quotes = tuple(quotes) if grammar and ctx.quoted_answers else ()
+        quotes = tuple(quotes) if grammar else ()
         key = (
             quotes,
             ctx.model,

@@ -27,7 +27,6 @@ from graph.nodes.bindings import Bindings
 from graph.nodes.finish import closing_update
 from graph.nodes.model_call import ReplyTooLong, acall_model, call_model
 from graph.nodes.turn import new_turn
-from graph.protocols.text.observations import quotable_lines
 from graph.protocols.text.prompts import OBSERVATION
 from graph.redaction import redact
 from graph.settings import AgentContext
@@ -39,6 +38,7 @@ from graph.tooling.runner import ArgumentsError, coerce_arguments
 AFTER_THINK = (
     4  # supersteps after think that still end through finish: review, act, observe, finish
 )
+QUOTED_THOUGHT = "I have the answer."
 WRAP_UP = (
     "You have used all {steps} steps. Do not call any more tools. From what you have found so "
     "far, give your best answer now"
@@ -60,6 +60,7 @@ class Plan:
     fallback: str | None = None
     done: bool = False
     known_ids: frozenset[str] = frozenset()
+    forced: AIMessage | None = None  # the only reply the grammar allows: no model call needed
 
 
 def make_think(b: Bindings) -> tuple[Any, Any]:
@@ -69,7 +70,9 @@ def make_think(b: Bindings) -> tuple[Any, Any]:
         plan: Plan | dict[str, Any] = prepare(b, state)
         while isinstance(plan, Plan) and not plan.done:
             try:
-                reply = call_model(plan.runnable, plan.request, config, **_bounds(plan))
+                reply = plan.forced or call_model(
+                    plan.runnable, plan.request, config, **_bounds(plan)
+                )
             except Exception as exc:
                 plan = retry_or_fail(b, state, plan, exc)
                 continue
@@ -81,7 +84,9 @@ def make_think(b: Bindings) -> tuple[Any, Any]:
         plan: Plan | dict[str, Any] = prepare(b, state)
         while isinstance(plan, Plan) and not plan.done:
             try:
-                reply = await acall_model(plan.runnable, plan.request, config, **_bounds(plan))
+                reply = plan.forced or await acall_model(
+                    plan.runnable, plan.request, config, **_bounds(plan)
+                )
             except Exception as exc:
                 plan = retry_or_fail(b, state, plan, exc)
                 continue
@@ -152,7 +157,7 @@ def prepare(b: Bindings, state: AgentState, protocol: str | None = None) -> Plan
     if list(run.get("approve") or []) != approve:  # rides along: a resume keeps the policy
         plan.update["run"] = {**plan.update.get("run", {}), "approve": approve}
     in_run = run_messages(view, run.get("question_id"))
-    observed = sum(isinstance(x, ToolMessage) for x in in_run)
+    observed = sum(isinstance(x, ToolMessage) and x.status != "error" for x in in_run)
     budget_spent = bool(ctx.answer_after) and observed >= ctx.answer_after
     offered = [] if wrap_up or budget_spent else tools
     request = protocols.request_messages(chosen, view, offered, ctx.system_prompt)
@@ -163,8 +168,11 @@ def prepare(b: Bindings, state: AgentState, protocol: str | None = None) -> Plan
         request.append(HumanMessage(content=text))
     plan.protocol, plan.tools, plan.wrap_up, plan.request = chosen, tools, wrap_up, request
     plan.known_ids = frozenset(x.id for x in view if x.id)
-    quotes = quotable_lines(latest_observations(in_run)) if chosen == "text" else []
+    quotes = b.quotes(ctx, chosen, local, latest_observations(in_run))
     plan.runnable = b.bound(ctx, chosen, offered, local, quotes)
+    if len(quotes) == 1 and not offered and not wrap_up:  # one answer allowed: it is that
+        text = f"Thought: {QUOTED_THOUGHT}\nFinal Answer: {quotes[0]}"
+        plan.forced = AIMessage(content=text, response_metadata={m.QUOTED: True})
     return plan
 
 

@@ -115,3 +115,21 @@ def test_quoted_answers_are_off_unless_asked_for() -> None:
     model, out = _run(script)
     assert out["answer"] == "hello"
     assert all("quote ::=" not in g for g in model.grammars)
+
+
+def test_when_only_the_quote_is_allowed_no_model_call_is_made() -> None:
+    """No tools left (the answer budget is spent) and one quote: the grammar allows exactly one
+    answer, so the agent writes it instead of asking the model to."""
+    script = [action("text", "echo", {"text": "hi"})]
+    model, out = _run(script, quoted_answers=True, answer_after=1)
+    assert out["status"] == "answered" and out["answer"] == "echo: hi"
+    assert len(model.grammars) == 1  # one call: the action
+    final = out["messages"][-1]
+    assert isinstance(final, AIMessage) and final.response_metadata["react_quoted"] is True
+    assert [s["kind"] for s in out["steps"]] == ["action", "answer"]
+
+
+def test_a_failed_call_leaves_the_model_its_choice() -> None:
+    script = [action("text", "explode", {"text": "x"}), answer("text", "no")]
+    model, out = _run(script, quoted_answers=True, answer_after=1)
+    assert len(model.grammars) == 2 and "action-echo" in model.grammars[1]  # tools still offered

@@ -96,6 +96,23 @@ def test_the_answer_budget_offers_no_tools_after_n_observations() -> None:
     assert "(no tools: answer directly)" in model.requests[1].messages[0].content
 
 
+def test_a_failed_call_does_not_spend_the_answer_budget() -> None:
+    model = ScriptedChatModel(
+        [
+            action("text", "explode", {"text": "a"}),
+            action("text", "echo", {"text": "b"}),
+            answer("text", "done"),
+        ]
+    )
+    agent = build_graph(model=model, tools=TOOLS, protocol="text", answer_after=1)
+    out = ask(agent)
+    assert out["answer"] == "done"
+    tools_offered = [
+        "(no tools: answer directly)" not in r.messages[0].content for r in model.requests
+    ]
+    assert tools_offered == [True, True, False]  # the failure left room to try again
+
+
 def test_native_final_answer_label_is_not_part_of_the_answer() -> None:
     model = ScriptedChatModel([AIMessage(content="Thought: easy.\nFinal Answer: fine")])
     out = ask(build_graph(model=model, tools=TOOLS, protocol="native"))

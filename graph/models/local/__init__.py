@@ -42,9 +42,10 @@ if TYPE_CHECKING:
     from graph.models.local.server import LocalServer
 
 # The embedded model's recommended run policies (the agent's settings declare them).
-ANSWER_AFTER = 2  # observations before only a Final Answer is offered
+ANSWER_AFTER = 1  # results (failed calls aside) before only a Final Answer is offered
 STEP_TOKENS = 100  # tokens per step: a one-line Thought and an Action, or a one-line answer
 RUN_DEADLINE = 30.0  # seconds per run
+QUOTED_ANSWERS = True  # an answer right after an observation quotes its first line
 
 _LAZY = {
     "LocalServer": "graph.models.local.server",
@@ -85,6 +86,7 @@ __all__ = [
     "GGUF_VARIABLE",
     "MODEL_NAME",
     "PACKAGED_MODELS",
+    "QUOTED_ANSWERS",
     "RUN_DEADLINE",
     "STEP_TOKENS",
     "SWITCH_VARIABLE",
