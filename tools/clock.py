@@ -160,11 +160,11 @@ EXAMPLES = [
         "answer": "2025-03-14 09:26:53 GMT (Europe/London, UTC+00:00), Friday",
     },
     {
-        "question": "北京今天是几月几号？",
-        "thought": "I need today's date in the Asia/Shanghai zone.",
-        "input": {"timezone": "Asia/Shanghai"},
-        "observation": "2025-07-02 18:40:11 CST (Asia/Shanghai, UTC+08:00), Wednesday",
-        "answer": "2025-07-02 18:40:11 CST (Asia/Shanghai, UTC+08:00), Wednesday",
+        "question": "伦敦今天是几月几号？",
+        "thought": "I need today's date in the Europe/London zone.",
+        "input": {"timezone": "Europe/London"},
+        "observation": "2025-07-02 11:40:11 BST (Europe/London, UTC+01:00), Wednesday",
+        "answer": "2025-07-02 11:40:11 BST (Europe/London, UTC+01:00), Wednesday",
     },
     {
         "question": "纽约现在几点？",
@@ -174,7 +174,7 @@ EXAMPLES = [
         "answer": "2024-12-30 07:05:42 EST (America/New_York, UTC-05:00), Monday",
     },
     {
-        "question": "东京今天星期几？",
+        "question": "今天东京是星期几？",
         "thought": "I need today's date in Tokyo.",
         "input": {"timezone": "Tokyo"},
         "observation": "2025-05-06 10:15:00 JST (Asia/Tokyo, UTC+09:00), Tuesday",

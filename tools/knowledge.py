@@ -158,6 +158,15 @@ EXAMPLES = [
         "answer": "每周的周会在星期二上午十点，地点是三楼会议室。",
     },
     {
+        "question": "数据库多久备份一次？查一下我的笔记。",
+        "thought": "I search the notes for the question.",
+        "input": {"query": "数据库多久备份一次？"},
+        "observation": (
+            "[1] backup-zh.md — 备份策略\n数据库每天凌晨两点自动备份一次。\n备份文件保存三十天。"
+        ),
+        "answer": "数据库每天凌晨两点自动备份一次。",
+    },
+    {
         "question": "How many servers do we run according to my notes? Multiply that by 4.",
         "steps": [
             {

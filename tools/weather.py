@@ -362,7 +362,36 @@ EXAMPLES = [
             "Paris (France, Île-de-France), 2025-04-03 15:00 Europe/Paris: partly cloudy, "
             "14.2°C, feels like 12.9°C, humidity 58%, wind SW 11.2 km/h, precipitation 0.0 mm"
         ),
-        "answer": "Paris: partly cloudy, 14.2°C, feels like 12.9°C, humidity 58%",
+        "answer": (
+            "Paris (France, Île-de-France), 2025-04-03 15:00 Europe/Paris: partly cloudy, "
+            "14.2°C, feels like 12.9°C, humidity 58%, wind SW 11.2 km/h, precipitation 0.0 mm"
+        ),
+    },
+    {
+        "question": "Is it raining in Berlin?",
+        "thought": "I need the current weather in Berlin.",
+        "input": {"location": "Berlin"},
+        "observation": (
+            "Berlin (Germany, Land Berlin), 2025-10-12 08:00 Europe/Berlin: light drizzle, 9.8°C, "
+            "feels like 7.5°C, humidity 93%, wind W 14.0 km/h, precipitation 0.3 mm"
+        ),
+        "answer": (
+            "Berlin (Germany, Land Berlin), 2025-10-12 08:00 Europe/Berlin: light drizzle, 9.8°C, "
+            "feels like 7.5°C, humidity 93%, wind W 14.0 km/h, precipitation 0.3 mm"
+        ),
+    },
+    {
+        "question": "广州今天多少度？",
+        "thought": "I need the current weather in Guangzhou.",
+        "input": {"location": "广州"},
+        "observation": (
+            "Guangzhou (China, Guangdong), 2025-08-02 14:00 Asia/Shanghai: clear sky, 33.1°C, "
+            "feels like 38.4°C, humidity 62%, wind S 7.6 km/h, precipitation 0.0 mm"
+        ),
+        "answer": (
+            "Guangzhou (China, Guangdong), 2025-08-02 14:00 Asia/Shanghai: clear sky, 33.1°C, "
+            "feels like 38.4°C, humidity 62%, wind S 7.6 km/h, precipitation 0.0 mm"
+        ),
     },
     {
         "question": "上海现在天气怎么样？",
@@ -372,6 +401,9 @@ EXAMPLES = [
             "Shanghai (China, Shanghai), 2025-06-20 09:15 Asia/Shanghai: slight rain, 24.6°C, "
             "feels like 27.1°C, humidity 91%, wind E 9.4 km/h, precipitation 0.6 mm"
         ),
-        "answer": "上海: slight rain, 24.6°C, feels like 27.1°C, humidity 91%",
+        "answer": (
+            "Shanghai (China, Shanghai), 2025-06-20 09:15 Asia/Shanghai: slight rain, 24.6°C, "
+            "feels like 27.1°C, humidity 91%, wind E 9.4 km/h, precipitation 0.6 mm"
+        ),
     },
 ]

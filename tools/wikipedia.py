@@ -196,7 +196,8 @@ EXAMPLES = [
             "Lovelace."
         ),
         "answer": "Augusta Ada King, Countess of Lovelace (1815–1852), was an English "
-        "mathematician and writer.",
+        "mathematician and writer, chiefly known for her work on Charles Babbage's proposed "
+        "mechanical general-purpose computer, the Analytical Engine.",
     },
     {
         "question": "When was the Eiffel Tower built?",
@@ -207,6 +208,17 @@ EXAMPLES = [
             "wrought-iron lattice tower on the Champ de Mars in Paris, France. It was "
             "constructed from 1887 to 1889 as the centrepiece of the 1889 World's Fair."
         ),
-        "answer": "It was constructed from 1887 to 1889.",
+        "answer": "The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in "
+        "Paris, France.",
+    },
+    {
+        "question": "鲁迅是谁？",
+        "thought": "I look him up on Wikipedia.",
+        "input": {"query": "鲁迅"},
+        "observation": (
+            "[1] 鲁迅 (https://zh.wikipedia.org/wiki/鲁迅)\n鲁迅（1881年—1936年），原名周樟寿，"
+            "后改名周树人，中国现代作家、思想家。"
+        ),
+        "answer": "鲁迅（1881年—1936年），原名周樟寿，后改名周树人，中国现代作家、思想家。",
     },
 ]

@@ -23,7 +23,7 @@ from graph.models.local.examples import Example, example_pool, render_example
 from graph.models.local.prompt import conversation_turns, custom_instructions, render_prompt
 from graph.models.local.selection import asks_for_more_than_one_thing, pick_examples
 from graph.protocols.text.grammar import grammar_for, request_options
-from graph.protocols.text.observations import observation_text
+from graph.protocols.text.observations import observation_text, quotable_lines
 from graph.protocols.text.prompts import text_system_prompt
 from graph.protocols.text.reader import parse_react
 from tools import TOOL_NAMES, load_tools
@@ -68,6 +68,15 @@ def test_clock_examples_show_what_current_time_returns() -> None:
 
         aware = moment.replace(tzinfo=ZoneInfo(zone))
         assert describe_time(step.tool_input.get("timezone", "UTC"), aware) == step.observation
+
+
+def test_every_example_answers_as_a_quoted_answer_would() -> None:
+    """The records show what the embedded model is held to: after the last observation, its
+    first line that says something (quoted answers)."""
+    for example in example_pool(ALL, direct=False).examples:
+        if example.steps:
+            quote = quotable_lines([example.steps[-1].observation])
+            assert [example.answer] == quote, example.question
 
 
 def test_knowledge_examples_have_the_search_results_layout() -> None:

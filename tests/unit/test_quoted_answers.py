@@ -20,6 +20,7 @@ from tests.unit.test_agent_loop import action, answer, echo, explode
 
 CLOCK = "2026-11-23 15:03:47 UTC (UTC, UTC+00:00), Monday"
 FAILED = "Unknown time zone 'Atlantis'; use an IANA name."
+PAGE = "Title: Example Domain\nURL: https://example.com/\n\nExample Domain\nThis domain is for use in examples."  # noqa: E501
 HITS = "[1] notes.md — Notes\nThe agent ships six tools. It is fine.\n\n[2] b.md — B\nx"
 
 
@@ -33,6 +34,7 @@ HITS = "[1] notes.md — Notes\nThe agent ships six tools. It is fine.\n\n[2] b.
         ("**Bold** start\nplain line", "plain line"),
         ("---\n\nReal text.", "Real text."),
         (FAILED, FAILED),
+        (PAGE, "This domain is for use in examples."),  # a header is not the content
     ],
 )
 def test_the_quote_is_the_first_line_that_says_something(observation: str, quote: str) -> None:
@@ -131,5 +133,5 @@ def test_when_only_the_quote_is_allowed_no_model_call_is_made() -> None:
 
 def test_a_failed_call_leaves_the_model_its_choice() -> None:
     script = [action("text", "explode", {"text": "x"}), answer("text", "no")]
-    model, out = _run(script, quoted_answers=True, answer_after=1)
+    model, _ = _run(script, quoted_answers=True, answer_after=1)
     assert len(model.grammars) == 2 and "action-echo" in model.grammars[1]  # tools still offered

@@ -160,8 +160,13 @@ def pick_examples(question: str, pool: ExamplePool, count: int = 4) -> list[Exam
     if not asks_for_more_than_one_thing(question):  # a two-step record teaches a second step
         examples = [e for e in examples if len(e.steps) < 2] or examples
     vectors = [example_features(e) for e in examples]
-    documents = Counter(k for v in vectors for k in v)
-    idf = {k: math.log((1 + len(vectors)) / (1 + n)) + 1.0 for k, n in documents.items()}
+    # Rarity across tools, not across examples: "weather" is in every weather example, which
+    # makes it common among examples and yet it is the word that says which tool answers.
+    by_tool: dict[str, set[str]] = {}
+    for example, vector in zip(examples, vectors, strict=True):
+        by_tool.setdefault(example.source, set()).update(vector)
+    documents = Counter(k for words in by_tool.values() for k in words)
+    idf = {k: math.log((1 + len(by_tool)) / (1 + n)) + 1.0 for k, n in documents.items()}
     target = features(question)
     scores = [similarity(target, vector, idf) for vector in vectors]
     ranked = sorted(range(len(examples)), key=lambda i: (-scores[i], i))

@@ -30,6 +30,7 @@ _HIT_NUMBER = re.compile(r"\d{1,3}\.")
 _HEADING = re.compile(r"\[\d{1,3}\] ")  # "[1] notes.md — Title": which hit, not what it says
 _WORD = re.compile(r"\w")
 _BULLET = re.compile(r"^[-*•]\s+")
+_FIELD = re.compile(r"[A-Z][A-Za-z ]{0,20}: (.+)")
 
 
 def observation_text(text: str, limit: int = OBSERVATION_CHARS) -> str:
@@ -57,21 +58,34 @@ def quotable_lines(observations: Iterable[str]) -> list[str]:
     reading, the search's best sentence), and asked to choose among a few lines, a 270M model
     chose the wrong one more often than not. Left out on the way to it: a result's heading
     (`[1] notes.md — Title`, the search tools' layout: it names a source, it does not answer),
+    a header of `Key: value` lines (and a line repeating one of its values),
     list bullets, lines with no word, the cut mark, and lines that start with markdown
     emphasis (the reader drops a leading `**`, which would change the quote). Empty when
     nothing is worth quoting; the answer is then free.
     """
     found: list[str] = []
     for observation in observations:
-        if not str(observation).strip():
+        fields, body = _header(str(observation))
+        if not body.strip():
             continue
-        for line in observation_text(observation).split("\n"):
+        for line in observation_text(body).split("\n"):
             line = _BULLET.sub("", line.removesuffix(" …").strip())
-            if _quotable(line):
+            if _quotable(line) and line not in fields:
                 if line not in found:
                     found.append(line)
                 break
     return found
+
+
+def _header(text: str) -> tuple[set[str], str]:
+    """A leading block of `Key: value` lines ended by a blank line (web_fetch's `Title:` and
+    `URL:`) is about the result, not its content: its values, and the text after it. A page's
+    first line often repeats its title, so a line equal to a value is not quoted either."""
+    head, blank, rest = text.strip().partition("\n\n")
+    lines = head.split("\n")
+    if blank and all(_FIELD.match(line) for line in lines):
+        return {_FIELD.match(line).group(1).strip() for line in lines}, rest
+    return set(), text
 
 
 def _quotable(line: str) -> bool:
