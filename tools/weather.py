@@ -351,18 +351,14 @@ weather = StructuredTool.from_function(
 )
 
 
-# Worked examples for small local models (graph.models.local.examples): real output layout; the
-# answer repeats the observation.
+# Worked examples for small local models (graph.models.local.examples): real output layout; with
+# no "answer" given, the answer is the observation's line, as the embedded model's quoted answer.
 EXAMPLES = [
     {
         "question": "What's the weather like in Paris right now?",
         "thought": "I need the current weather in Paris.",
         "input": {"location": "Paris"},
         "observation": (
-            "Paris (France, Île-de-France), 2025-04-03 15:00 Europe/Paris: partly cloudy, "
-            "14.2°C, feels like 12.9°C, humidity 58%, wind SW 11.2 km/h, precipitation 0.0 mm"
-        ),
-        "answer": (
             "Paris (France, Île-de-France), 2025-04-03 15:00 Europe/Paris: partly cloudy, "
             "14.2°C, feels like 12.9°C, humidity 58%, wind SW 11.2 km/h, precipitation 0.0 mm"
         ),
@@ -375,10 +371,6 @@ EXAMPLES = [
             "Berlin (Germany, Land Berlin), 2025-10-12 08:00 Europe/Berlin: light drizzle, 9.8°C, "
             "feels like 7.5°C, humidity 93%, wind W 14.0 km/h, precipitation 0.3 mm"
         ),
-        "answer": (
-            "Berlin (Germany, Land Berlin), 2025-10-12 08:00 Europe/Berlin: light drizzle, 9.8°C, "
-            "feels like 7.5°C, humidity 93%, wind W 14.0 km/h, precipitation 0.3 mm"
-        ),
     },
     {
         "question": "广州今天多少度？",
@@ -388,20 +380,12 @@ EXAMPLES = [
             "Guangzhou (China, Guangdong), 2025-08-02 14:00 Asia/Shanghai: clear sky, 33.1°C, "
             "feels like 38.4°C, humidity 62%, wind S 7.6 km/h, precipitation 0.0 mm"
         ),
-        "answer": (
-            "Guangzhou (China, Guangdong), 2025-08-02 14:00 Asia/Shanghai: clear sky, 33.1°C, "
-            "feels like 38.4°C, humidity 62%, wind S 7.6 km/h, precipitation 0.0 mm"
-        ),
     },
     {
         "question": "上海现在天气怎么样？",
         "thought": "I need the current weather in Shanghai.",
         "input": {"location": "上海"},
         "observation": (
-            "Shanghai (China, Shanghai), 2025-06-20 09:15 Asia/Shanghai: slight rain, 24.6°C, "
-            "feels like 27.1°C, humidity 91%, wind E 9.4 km/h, precipitation 0.6 mm"
-        ),
-        "answer": (
             "Shanghai (China, Shanghai), 2025-06-20 09:15 Asia/Shanghai: slight rain, 24.6°C, "
             "feels like 27.1°C, humidity 91%, wind E 9.4 km/h, precipitation 0.6 mm"
         ),

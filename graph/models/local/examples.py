@@ -15,9 +15,11 @@ each has its place here:
 - observations are easy to copy from: one line per entry, no blank lines, bounded
   (`observation_text`), the same for examples and real results.
 
-An example is a mapping: `question`, `input` (the Action Input), `observation`, `answer`,
-optional `thought` and `final_thought`, optional `tool` (default: the tool declaring it); or,
-for several tools in sequence, `steps: [{"tool", "input", "observation", "thought"?}, ...]`.
+An example is a mapping: `question`, `input` (the Action Input), `observation`, `answer`
+(optional after an observation: then what a quoted answer would be, the observation's first
+line that says something), optional `thought` and `final_thought`, optional `tool` (default:
+the tool declaring it); or, for several tools in sequence, `steps: [{"tool", "input",
+"observation", "thought"?}, ...]`.
 An example is offered only when all its tools are.
 """
 
@@ -30,7 +32,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from graph.protocols.text.observations import observation_text
+from graph.protocols.text.observations import observation_text, quotable_lines
 
 FINAL_THOUGHT = "I have the answer."
 
@@ -111,12 +113,20 @@ def make_example(raw: Mapping[str, Any], default_tool: str = "", hint: str = "")
     thought = str(raw.get("final_thought") or ("" if steps else raw.get("thought", "")))
     return Example(
         question=str(raw["question"]),
-        answer=str(raw["answer"]),
+        answer=str(raw["answer"] if "answer" in raw or not steps else _quoted(steps[-1])),
         steps=tuple(steps),
         thought=thought,
         source=default_tool,
         hint=hint,
     )
+
+
+def _quoted(step: Step) -> str:
+    """An example's answer when it gives none: what a quoted answer would be."""
+    quotes = quotable_lines([step.observation])
+    if not quotes:
+        raise ValueError("an example without an answer needs an observation to quote")
+    return quotes[0]
 
 
 def declared_examples(tool: Any) -> list[Mapping[str, Any]]:
