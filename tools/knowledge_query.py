@@ -209,11 +209,24 @@ def excerpt_and_score(
     rarities: dict[str, float] | None = None,
     width: int = EXCERPT_CHARS,
 ) -> tuple[str, float]:
-    """The sentence of `body` with the most query words (ties: the earlier one), then the
-    sentence after it if the first is short; one sentence per line, each cut to about
-    `MAX_SENTENCE_CHARS` around its first match. The title heading is left out."""
+    """The sentence of `body` with the most query words (ties: the one whose words are rarer
+    in this note, then the earlier one), then the sentence after it if the first is short; one
+    sentence per line, each cut to about `MAX_SENTENCE_CHARS` around its first match. The title
+    heading is left out.
+
+    Rarer in the note: in a note about weather, 天气 is in every other sentence and says little
+    about which one answers "天气工具默认用哪个数据源？"; 默认 ("default") is in one."""
     units = sentences(body, title) or [" ".join(body.split())]
-    scores = [_sentence_score(unit, terms, rarities or {}) for unit in units]
+    folded = [unit.casefold() for unit in units]
+    rarer = {
+        term.key: math.log(len(units) / max(1, sum(term.text in unit for unit in folded))) / 10
+        for term in terms
+    }
+    scores = [
+        _sentence_score(unit, terms, rarities or {})
+        + sum({t.key: rarer[t.key] for t in terms if t.text in low}.values())
+        for unit, low in zip(units, folded, strict=True)
+    ]
     best = max(range(len(units)), key=lambda i: (scores[i], -i))
     lines = [_clip_around(units[best], terms, MAX_SENTENCE_CHARS)]
     if len(lines[0]) < width // 2 and best + 1 < len(units):

@@ -450,3 +450,19 @@ def test_the_sample_corpus_answers_with_the_right_sentence() -> None:
     assert result.split("\n")[1].startswith("Running again with the same thread id continues")
     result = search_knowledge("private hosts")
     assert result.split("\n")[1].startswith("`REACT_AGENT_FETCH_ALLOW`: host names")
+
+
+def test_a_tie_goes_to_the_sentence_whose_words_are_rare_in_the_note(corpus: Path) -> None:
+    note = "# 台风\n\n台风很常见。台风可以用中文查询。默认使用 Open-Meteo，不需要密钥。"
+    rewrite(corpus / "typhoon.md", note)
+    result = search_knowledge("台风默认用哪个来源？")  # 台风 is in two sentences, 默认 in one
+    assert result.startswith("[1] typhoon.md — 台风\n默认使用 Open-Meteo")
+
+
+def test_a_table_row_ranks_below_prose_with_as_many_words(corpus: Path) -> None:
+    rewrite(
+        corpus / "config.md",
+        "# Config\n\nsearch | full-text search over a folder of notes\n\n"
+        "`NOTES_DIR`: the folder that search indexes.",
+    )
+    assert "\n`NOTES_DIR`: the folder" in search_knowledge("Which setting sets the search folder?")
