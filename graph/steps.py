@@ -37,16 +37,24 @@ def run_messages(messages: Sequence[BaseMessage], question_id: str | None) -> li
 
 def latest_observations(messages: Sequence[BaseMessage]) -> list[str]:
     """The results the model has not reacted to yet: the texts of the tool messages that end
-    the conversation (agent notes after them aside), errors included (an answer that quotes
-    "Unknown time zone 'Atlantis'" tells the truth; a free one after a failure is invented).
-    Empty when the last word is not a tool's."""
-    found: list[str] = []
-    for message in reversed(messages):
-        if isinstance(message, ToolMessage):
-            found.append(message.text)
-        elif not m.is_agent_note(message):
-            break
-    return found[::-1]
+    the conversation (agent notes after them aside) and answer the model step right before
+    them, errors included (an answer that quotes "Unknown time zone 'Atlantis'" tells the
+    truth; a free one after a failure is invented). Empty when the last word is not a tool's,
+    or when the results answer no step of these messages (the "not run" result that closes a
+    pending call when the user asked something new belongs to the old question)."""
+    found: list[ToolMessage] = []
+    index = len(messages) - 1
+    while index >= 0 and (
+        isinstance(messages[index], ToolMessage) or m.is_agent_note(messages[index])
+    ):
+        if isinstance(messages[index], ToolMessage):
+            found.append(messages[index])
+        index -= 1
+    step = messages[index] if index >= 0 else None
+    asked = {call["id"] for call in step.tool_calls} if isinstance(step, AIMessage) else set()
+    if not found or any(x.tool_call_id not in asked for x in found):
+        return []
+    return [x.text for x in reversed(found)]
 
 
 def derive_steps(messages: Sequence[BaseMessage], protocol: str | None = None) -> list[Step]:

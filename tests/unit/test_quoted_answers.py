@@ -35,6 +35,13 @@ HITS = "[1] notes.md — Notes\nThe agent ships six tools. It is fine.\n\n[2] b.
         ("---\n\nReal text.", "Real text."),
         (FAILED, FAILED),
         (PAGE, "This domain is for use in examples."),  # a header is not the content
+        (
+            "[1] U.S. Army (https://x.org/Army)\nThe army of the U.S. It is old.",
+            "The army of the U.S.",
+        ),  # noqa: E501
+        ("[1] Nothing (https://x.org/N)\n(no summary)\n\n[2] B (u)\nReal.", "Real."),
+        ("```bash\nls -l\n```", "ls -l"),
+        ("word " * 200, ("word " * 200)[:300].strip()),  # bounded, one line
     ],
 )
 def test_the_quote_is_the_first_line_that_says_something(observation: str, quote: str) -> None:
@@ -66,6 +73,9 @@ def test_latest_observations_are_the_results_not_reacted_to_yet() -> None:
     assert latest_observations([step, failed]) == ["disk on fire"]
     assert latest_observations([step, result, AIMessage("done")]) == []
     assert latest_observations([HumanMessage("q")]) == []
+    # a pending call closed as "not run" after a new question: not this question's result
+    assert latest_observations([HumanMessage("new question"), result]) == []
+    assert latest_observations([AIMessage("", tool_calls=[]), result]) == []
 
 
 class GrammarRecorder(ReplyingChatModel):

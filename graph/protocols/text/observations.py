@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterable
 
 OBSERVATION_CHARS = 700  # of one observation in the prompt (example or real)
+QUOTE_CHARS = 300  # of a quoted answer: the answer line must fit in the embedded model's step
 
 # Where a sentence ends, and where a list item begins in text a tool flattened to one line.
 _SENTENCE_END = re.compile(
@@ -38,6 +39,9 @@ def observation_text(text: str, limit: int = OBSERVATION_CHARS) -> str:
     `limit` characters (the cut marked with " …")."""
     lines: list[str] = []
     for line in str(text).replace("\r\n", "\n").split("\n"):
+        if _HEADING.match(line.strip()):  # "[1] U.S. Army (url)": one heading, not sentences
+            lines.append(line.strip())
+            continue
         parts = [part.strip() for part in _SENTENCE_END.split(line.strip()) if part.strip()]
         for part in parts:
             if lines and _HIT_NUMBER.fullmatch(lines[-1]) and parts[0] is not part:
@@ -59,9 +63,10 @@ def quotable_lines(observations: Iterable[str]) -> list[str]:
     chose the wrong one more often than not. Left out on the way to it: a result's heading
     (`[1] notes.md — Title`, the search tools' layout: it names a source, it does not answer),
     a header of `Key: value` lines (and a line repeating one of its values),
-    list bullets, lines with no word, the cut mark, and lines that start with markdown
-    emphasis (the reader drops a leading `**`, which would change the quote). Empty when
-    nothing is worth quoting; the answer is then free.
+    list bullets, lines with no word, a line wholly in parentheses ("(no summary)"), the cut
+    mark, code fences, and lines that start with markdown emphasis (the reader drops a leading
+    `**`, which would change the quote). A quote is one line of single spaces, at most
+    `QUOTE_CHARS` long. Empty when nothing is worth quoting; the answer is then free.
     """
     found: list[str] = []
     for observation in observations:
@@ -69,7 +74,7 @@ def quotable_lines(observations: Iterable[str]) -> list[str]:
         if not body.strip():
             continue
         for line in observation_text(body).split("\n"):
-            line = _BULLET.sub("", line.removesuffix(" …").strip())
+            line = " ".join(_BULLET.sub("", line.removesuffix(" …")).split())[:QUOTE_CHARS].rstrip()
             if _quotable(line) and line not in fields:
                 if line not in found:
                     found.append(line)
@@ -89,4 +94,9 @@ def _header(text: str) -> tuple[set[str], str]:
 
 
 def _quotable(line: str) -> bool:
-    return bool(_WORD.search(line)) and not line.startswith(("*", "_")) and not _HEADING.match(line)
+    return (
+        bool(_WORD.search(line))
+        and not line.startswith(("*", "_", "```", "~~~"))
+        and not (line.startswith("(") and line.endswith(")"))  # "(no summary)", an aside
+        and not _HEADING.match(line)
+    )
