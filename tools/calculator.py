@@ -9,8 +9,6 @@ while holding the GIL), lives in `tools/safe_eval.py`; this module is the tool.
 
 from __future__ import annotations
 
-import re
-
 from langchain_core.tools import StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
@@ -19,7 +17,6 @@ from tools.safe_eval import FUNCTIONS, MAX_EXPRESSION_CHARS, CalculatorError, ev
 
 __all__ = ["CalculatorError", "CalculatorInput", "calculator", "evaluate"]
 
-_WORDS = re.compile(r"[^\W\d_]")  # a letter of any script: the input had words to read
 MAX_RESULT_CHARS = 1000  # a result is at most 1e300 (301 digits); a refusal quotes <= 500 chars
 
 
@@ -37,19 +34,28 @@ class CalculatorInput(BaseModel):
 
 
 def _calculate(expression: str) -> str:
-    """The result on the first line (what an answer quotes); when the input was words, how
-    they were read on the second, so a wrong reading shows."""
-    reading = to_expression(expression) if len(expression) <= MAX_EXPRESSION_CHARS else None
+    """The result on the first line (what an answer quotes). An expression is evaluated as
+    written; only one that is not (words, a question around it) is read as words, and then how
+    it was read is on the second line, so a wrong reading shows."""
+    reading = None
     try:
-        result = _format(evaluate(reading or expression))
+        value = evaluate(expression)
     except CalculatorError as exc:
-        shown = expression
-        if len(shown) > MAX_EXPRESSION_CHARS:
-            shown = shown[: MAX_EXPRESSION_CHARS - 1] + "…"
-        raise ToolException(f"Cannot calculate '{shown}': {exc}.") from None
+        if len(expression) <= MAX_EXPRESSION_CHARS:
+            reading = to_expression(expression)
+        try:
+            value = evaluate(reading) if reading else None
+        except CalculatorError:
+            value = None
+        if value is None:
+            shown = expression
+            if len(shown) > MAX_EXPRESSION_CHARS:
+                shown = shown[: MAX_EXPRESSION_CHARS - 1] + "…"
+            raise ToolException(f"Cannot calculate '{shown}': {exc}.") from None
+    result = _format(value)
     if len(result) > MAX_RESULT_CHARS:  # cannot happen with the 1e300 limit; kept as a guard
         result = result[:MAX_RESULT_CHARS] + f" [cut at {MAX_RESULT_CHARS} characters]"
-    return f"{result}\n(read as {reading})" if reading and _WORDS.search(expression) else result
+    return f"{result}\n(read as {reading})" if reading else result
 
 
 async def _acalculate(expression: str) -> str:

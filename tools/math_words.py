@@ -5,9 +5,9 @@ square root of 144?" it calls the calculator with `144`. When the calculator und
 phrase itself, the model only has to copy the question's words into the `expression` argument.
 
 How: NFKC, one tokenizing regex, question noise dropped, then a recursive-descent parser with
-Python's precedence, strict on purpose: an unknown word or a construct it cannot place gives None,
-so a sentence it does not understand never gets a plausible wrong meaning. Nothing is evaluated
-here: the result is text for `tools.safe_eval.evaluate`.
+Python's precedence, strict on purpose: an unknown word, a construct it cannot place or an
+ambiguous one (`5!`, `100 + 10%`) gives None, never a plausible wrong meaning. Nothing is
+evaluated here: the result is text for `tools.safe_eval.evaluate`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ Node = tuple[str, int]  # expression text and the precedence of its outermost op
 Table = tuple[tuple[tuple[str, ...], str], ...]  # phrases (as words) and what they stand for
 ADD, MUL, UNARY, POW, ATOM = 1, 2, 3, 4, 5
 _LEVEL = dict.fromkeys("+-", ADD) | dict.fromkeys(["*", "/", "//", "%", "×", "÷"], MUL)
-_LEVEL |= dict.fromkeys(["**", "^"], POW)
+_LEVEL |= {"**": POW, "^": POW}
 
 
 def _tables(spec: str) -> dict[str, Table]:
@@ -126,6 +126,8 @@ def to_expression(text: str) -> str | None:
     if not isinstance(text, str) or len(text) > MAX_TEXT_CHARS:
         return None
     normal = unicodedata.normalize("NFKC", text).lower().translate(_PUNCTUATION)
+    if re.search(r"\d\s*!|(?:[-+]|plus|minus|less)\s*[\d.]+\s*(?:%|per\s?cent)(?!\s*of)", normal):
+        return None  # 5! (a factorial), 100 + 10% (10 or 0.1 added?): ambiguous, not guessed
     tokens = []  # (kind, text) without spaces and noise
     for match in _TOKEN.finditer(_HYPHEN.sub(" ", normal)):
         if match.lastgroup == "other":
@@ -303,10 +305,10 @@ class _Parser:
         return self.quantity()
 
     def listed(self, op: str) -> Node:
-        """The items of "sum of A, B and C" and its kin."""
-        start, items = self.i, [self.binary(ADD)]
+        """The items of "sum of A, B and C", one operand each ("product of 3 and 4 plus 1": 13)."""
+        start, items = self.i, [self.unary()]
         while self.take(",", "and") or self.take(",") or self.take("and"):
-            items.append(self.binary(ADD))
+            items.append(self.unary())
         commas = "," in self.words[start : self.i]  # then 1,024 may be two items
         too_many = op in ("-", "/") and len(items) > 2
         _need(len(items) > 1 and not too_many and not (commas and self.grouped_since(start)))

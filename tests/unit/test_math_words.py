@@ -363,3 +363,20 @@ def test_hostile_inputs_are_fast() -> None:
     for text in HOSTILE:
         assert_evaluator_text(to_expression(text))
     assert time.perf_counter() - started < 0.5
+
+
+@pytest.mark.parametrize(
+    ("phrase", "expected"),
+    [
+        ("the product of 3 and 4 plus 1", 13),  # the list binds tightest: (3 * 4) + 1
+        ("the quotient of 10 and 2 plus 3", 8),
+        ("the average of 2 and 4 plus 6", 9),
+    ],
+)
+def test_a_listed_operation_takes_single_operands(phrase: str, expected: float) -> None:
+    assert evaluate(to_expression(phrase)) == expected
+
+
+@pytest.mark.parametrize("phrase", ["5!", "7! / 5!", "100 + 10%", "10 plus 20 percent"])
+def test_ambiguous_notation_is_not_guessed(phrase: str) -> None:
+    assert to_expression(phrase) is None
