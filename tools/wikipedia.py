@@ -200,7 +200,7 @@ EXAMPLES = [
         "mechanical general-purpose computer, the Analytical Engine.",
     },
     {
-        "question": "When was the Eiffel Tower built?",
+        "question": "What is the Eiffel Tower?",
         "thought": "I look it up on Wikipedia.",
         "input": {"query": "Eiffel Tower"},
         "observation": (

@@ -16,17 +16,18 @@ from langchain_core.tools import BaseTool
 
 from graph import protocols
 from graph.lru import LRU
-from graph.models import factory, local
+from graph.models import factory
+from graph.models import local as embedded
 from graph.protocols.text.grammar import grammar_for, request_options, use_grammar
 from graph.protocols.text.observations import quotable_lines
 from graph.settings import ENV_VARS, AgentContext, resolve_run_context
 
 # The embedded model is small and slow: it gets bounds of its own unless the operator set them.
 LOCAL_DEFAULTS = {
-    "run_timeout": local.RUN_DEADLINE,
-    "max_tokens": local.STEP_TOKENS,
-    "answer_after": local.ANSWER_AFTER,
-    "quoted_answers": local.QUOTED_ANSWERS,
+    "run_timeout": embedded.RUN_DEADLINE,
+    "max_tokens": embedded.STEP_TOKENS,
+    "answer_after": embedded.ANSWER_AFTER,
+    "quoted_answers": embedded.QUOTED_ANSWERS,
 }
 
 

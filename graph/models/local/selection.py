@@ -21,11 +21,11 @@ from graph.models.local.examples import Example, ExamplePool
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _WORDS = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
 _IS_CJK = re.compile(rf"[{_CJK}]")
-_THEN = re.compile(r"\bthen\b|\bafter that\b|\bnext\b|然后|之后|再", re.IGNORECASE)
+_THEN = re.compile(r"\bthen\b|\bafter that\b|然后|之后|再[加减乘除算查用]", re.IGNORECASE)
 _CLAUSE_END = re.compile(r"[.?!;]\s+|[。？！；，]")
 _FOLLOW_UP = re.compile(
     r"\b(add|subtract|multiply|divide|plus|minus|times|double|halve|square|convert)\b|"
-    r"加|减|乘|除",
+    r"再?(?:加上|减去|乘以|除以)",
     re.IGNORECASE,
 )
 _SENTENCE_START = re.compile(r"(?:^|[.!?。！？]\s*|[\"'“‘(]\s*)\W*$")
