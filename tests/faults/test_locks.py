@@ -110,7 +110,9 @@ def thread(postgres: str) -> Iterator[str]:
     yield thread_id
     with psycopg.connect(postgres, autocommit=True) as conn:
         for table in ("checkpoint_writes", "checkpoint_blobs", "checkpoints"):
-            conn.execute(f"DELETE FROM {table} WHERE thread_id = %s", (thread_id,))
+            # on a fresh database no saver has created the tables yet: nothing to delete
+            if conn.execute("SELECT to_regclass(%s)", (table,)).fetchone()[0] is not None:
+                conn.execute(f"DELETE FROM {table} WHERE thread_id = %s", (thread_id,))
 
 
 def holders(thread_id: str) -> list[int]:
