@@ -38,7 +38,7 @@ HITS = "[1] notes.md — Notes\nThe agent ships six tools. It is fine.\n\n[2] b.
         (
             "[1] U.S. Army (https://x.org/Army)\nThe army of the U.S. It is old.",
             "The army of the U.S.",
-        ),  # noqa: E501
+        ),
         ("[1] Nothing (https://x.org/N)\n(no summary)\n\n[2] B (u)\nReal.", "Real."),
         ("```bash\nls -l\n```", "ls -l"),
         ("word " * 200, ("word " * 200)[:300].strip()),  # bounded, one line
