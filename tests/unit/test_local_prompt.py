@@ -21,7 +21,11 @@ from graph.models.local import LocalCompletionModel, chat_model
 from graph.models.local.completion import ending_records
 from graph.models.local.examples import Example, example_pool, render_example
 from graph.models.local.prompt import conversation_turns, custom_instructions, render_prompt
-from graph.models.local.selection import asks_for_more_than_one_thing, pick_examples
+from graph.models.local.selection import (
+    asks_for_more_than_one_thing,
+    features,
+    pick_examples,
+)
 from graph.protocols.text.grammar import grammar_for, request_options
 from graph.protocols.text.observations import observation_text, quotable_lines
 from graph.protocols.text.prompts import text_system_prompt
@@ -198,6 +202,12 @@ def test_the_closest_example_is_of_the_right_tool_and_comes_last(question: str, 
 def test_a_chinese_question_gets_the_chinese_example() -> None:
     picked = pick_examples("36乘以7等于多少？", example_pool(ALL), count=4)
     assert re.search(r"[\u4e00-\u9fff]", picked[-1].question)
+
+
+def test_a_name_inside_a_sentence_weighs_a_quarter() -> None:
+    found = features('Paris is nice. Who met Ada in Rome? "Tokyo" too')
+    assert (found["paris"], found["who"], found["tokyo"]) == (1, 1, 1)  # sentence starts
+    assert (found["ada"], found["rome"]) == (0.25, 0.25)
 
 
 def test_the_last_two_places_go_to_the_closest_tool() -> None:

@@ -28,7 +28,7 @@ _FOLLOW_UP = re.compile(
     r"再?(?:加上|减去|乘以|除以)",
     re.IGNORECASE,
 )
-_SENTENCE_START = re.compile(r"(?:^|[.!?。！？]\s*|[\"'“‘(]\s*)\W*$")
+_SENTENCE_BREAK = re.compile(r"[.!?。！？\"'“‘(]")  # between two words: the second begins anew
 _ARITHMETIC = re.compile(
     r"\d\s*[-+*/×÷^%]\s*\d|\b(plus|minus|times|multipl\w*|divid\w*|sum|product|square|root|"
     r"percent|squared|cubed|power|half|twice|double)\b|加|减|乘|除以|倍|平方|开方|根号",
@@ -94,12 +94,15 @@ def features(text: str) -> Counter[str]:
     about, not which tool answers it ("What time is it in Paris?" is the clock's question even
     though the weather's example is about Paris)."""
     found: Counter[str] = Counter()
+    previous_end = None  # where the word before ended: the text between says if one starts
     for match in _WORDS.finditer(text):
         token = match.group().casefold()
+        starts = previous_end is None or _SENTENCE_BREAK.search(text, previous_end, match.start())
+        previous_end = match.end()
         if _IS_CJK.match(token):
             found.update(token[i : i + 2] for i in range(max(len(token) - 1, 1)))
         elif token not in _STOP and not token.isdigit():
-            name = match.group()[0].isupper() and not _SENTENCE_START.search(text[: match.start()])
+            name = match.group()[0].isupper() and not starts
             weight = 0.25 if name else 1.0
             found[token[:6]] += weight  # a crude stem: time/times, calculate/calculator
             if len(token) > 4:
