@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import re
 import sqlite3
+from collections import Counter
 from dataclasses import dataclass, field
 
 from tools.knowledge_text import STOP_WORDS, sentences, stems
@@ -217,15 +218,12 @@ def excerpt_and_score(
     Rarer in the note: in a note about weather, 天气 is in every other sentence and says little
     about which one answers "天气工具默认用哪个数据源？"; 默认 ("default") is in one."""
     units = sentences(body, title) or [" ".join(body.split())]
-    folded = [unit.casefold() for unit in units]
-    rarer = {
-        term.key: math.log(len(units) / max(1, sum(term.text in unit for unit in folded))) / 10
-        for term in terms
-    }
+    holds = [{t.key for t in terms if t.text in unit.casefold()} for unit in units]
+    counts = Counter(key for keys in holds for key in keys)
     scores = [
         _sentence_score(unit, terms, rarities or {})
-        + sum({t.key: rarer[t.key] for t in terms if t.text in low}.values())
-        for unit, low in zip(units, folded, strict=True)
+        + sum(math.log(len(units) / counts[key]) / 10 for key in keys)
+        for unit, keys in zip(units, holds, strict=True)
     ]
     best = max(range(len(units)), key=lambda i: (scores[i], -i))
     lines = [_clip_around(units[best], terms, MAX_SENTENCE_CHARS)]
