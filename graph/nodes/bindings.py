@@ -112,7 +112,7 @@ class Bindings:
         """The model as this step calls it: protocol, tools, grammar (with the lines a quoted
         answer may be, if any) and token bound."""
         grammar = use_grammar(ctx.constrained_decoding, protocol=protocol, local=local)
-        quotes = tuple(quotes) if grammar else ()
+        quotes = tuple(quotes)  # `quotes()` gives none where there is no grammar
         key = (
             quotes,
             ctx.model,

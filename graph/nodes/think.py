@@ -27,6 +27,7 @@ from graph.nodes.bindings import Bindings
 from graph.nodes.finish import closing_update
 from graph.nodes.model_call import ReplyTooLong, acall_model, call_model
 from graph.nodes.turn import new_turn
+from graph.protocols.text.observations import QUOTED_THOUGHT
 from graph.protocols.text.prompts import OBSERVATION
 from graph.redaction import redact
 from graph.settings import AgentContext
@@ -38,7 +39,6 @@ from graph.tooling.runner import ArgumentsError, coerce_arguments
 AFTER_THINK = (
     4  # supersteps after think that still end through finish: review, act, observe, finish
 )
-QUOTED_THOUGHT = "I have the answer."
 WRAP_UP = (
     "You have used all {steps} steps. Do not call any more tools. From what you have found so "
     "far, give your best answer now"

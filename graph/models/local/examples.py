@@ -32,9 +32,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from graph.protocols.text.observations import observation_text, quotable_lines
+from graph.protocols.text.observations import QUOTED_THOUGHT, observation_text, quotable_lines
 
-FINAL_THOUGHT = "I have the answer."
+FINAL_THOUGHT = QUOTED_THOUGHT  # the records show the thought a forced answer gets
 
 # No tool: a question the model can answer from the question itself.
 DIRECT_EXAMPLES: tuple[Mapping[str, Any], ...] = (

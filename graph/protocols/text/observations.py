@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+QUOTED_THOUGHT = "I have the answer."  # before a quoted answer, in the examples and when forced
 OBSERVATION_CHARS = 700  # of one observation in the prompt (example or real)
 QUOTE_CHARS = 300  # of a quoted answer: the answer line must fit in the embedded model's step
 
