@@ -341,19 +341,22 @@ class Result:
     invalid: int = 0
 
 
+def right(task: Task, ended: str, answer: str, steps: list[dict]) -> bool:
+    """Answered with what the task expects. A question about the notes is right only when the
+    notes were searched: another tool's words ("Open-Meteo" in the weather tool's error) must
+    not pass for an answer from them."""
+    searched = task.kind != "knowledge" or any(s["tool"] == "knowledge_search" for s in steps)
+    return ended == "answered" and task.check(answer, steps) and searched
+
+
 def scored(task: Task, mode: str, label: str, ended: str, answer: str, steps: list, **rest: Any):
-    """A task's result: right when it answered with what the task expects. A question about the
-    notes is right only when the notes were searched: another tool's words ("Open-Meteo" in the
-    weather tool's error) must not pass for an answer from them."""
-    searched = any(s["tool"] == "knowledge_search" for s in steps)
+    """A task's result (see `right`)."""
     return Result(
         task=task.name,
         kind=task.kind,
         mode=mode,
         model=label,
-        success=ended == "answered"
-        and task.check(answer, steps)
-        and (task.kind != "knowledge" or searched),
+        success=right(task, ended, answer, steps),
         right_tool=(steps[0]["tool"] if steps else None) == task.tool,
         ended=ended,
         answer=answer,
@@ -534,12 +537,7 @@ def rescore(path: Path) -> int:
         result = Result(**raw)
         task = by_name.get(result.task)
         if task is not None:
-            searched = any(s["tool"] == "knowledge_search" for s in result.steps)
-            result.success = (
-                result.ended == "answered"
-                and task.check(result.answer, result.steps)
-                and (task.kind != "knowledge" or searched)
-            )
+            result.success = right(task, result.ended, result.answer, result.steps)
         results.append(result)
     print(summary(results) + "\n\n" + by_kind(results))
     return 0

@@ -119,25 +119,17 @@ def test_the_server_serves_the_packaged_model(server: LocalServer) -> None:
     assert [m["id"] for m in models["data"]] == ["local"]
 
 
-def test_arithmetic_through_the_agent(server: LocalServer) -> None:
-    tools = load_tools(OFFLINE_TOOLS)
+@pytest.mark.parametrize("names", [OFFLINE_TOOLS, TOOL_NAMES], ids=["offline", "all"])
+def test_arithmetic_through_the_agent(server: LocalServer, names: list[str]) -> None:
+    """With the offline tools or all six (their examples picked by the question): the
+    calculator, and 391."""
+    tools = load_tools(names)
     out = _run(server, "What is 17 * 23?", tools)
     _assert_guarantees(out, tools)
     assert out["status"] == "answered", out
     assert "391" in out["answer"], out
     calls = [s for s in out["steps"] if s["kind"] == "action"]
     assert calls and calls[0]["tool"] == "calculator" and calls[0]["observation"] == "391"
-
-
-def test_arithmetic_with_all_default_tools(server: LocalServer) -> None:
-    """Six tools offered, their examples picked by the question: the calculator, and 391."""
-    tools = load_tools(TOOL_NAMES)
-    out = _run(server, "What is 17 * 23?", tools)
-    _assert_guarantees(out, tools)
-    assert out["status"] == "answered", out
-    assert "391" in out["answer"], out
-    calls = [s for s in out["steps"] if s["kind"] == "action"]
-    assert calls and calls[0]["tool"] == "calculator"
 
 
 def test_a_knowledge_base_question(server: LocalServer) -> None:
