@@ -56,7 +56,14 @@ def unfence(text: str) -> str:
 def unquote(text: str) -> str:
     """Text without quotes around all of it (a JSON string is decoded)."""
     value = text.strip()
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+    inner = _inside_quotes(value, "\"'")
+    return value if inner is None else inner
+
+
+def _inside_quotes(value: str, marks: str) -> str | None:
+    """What one pair of these quote marks around all of `value` holds (a JSON string decoded),
+    or None when no such pair encloses it."""
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in marks:
         if value[0] == '"':
             try:
                 decoded = json.loads(value)
@@ -66,7 +73,7 @@ def unquote(text: str) -> str:
                 pass
         if value[0] not in value[1:-1]:
             return value[1:-1].strip()
-    return value
+    return None
 
 
 def unwrap(text: str) -> str:
@@ -75,17 +82,9 @@ def unwrap(text: str) -> str:
     fenced = _FENCED.match(value) if value.startswith("```") else None
     if fenced:
         value = fenced.group("body").strip()
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'`":
-        if value[0] == '"':
-            try:
-                decoded = json.loads(value)
-                if isinstance(decoded, str):
-                    return decoded
-            except ValueError:
-                pass
-        inner = value[1:-1]
-        if value[0] not in inner:
-            return inner.strip()
+    inner = _inside_quotes(value, "\"'`")
+    if inner is not None:
+        return inner
     if value[:1] in ('"', "`") and value.count(value[0]) == 1:  # a quote never closed
         return value[1:].strip()
     if value[-1:] in ('"', "`") and value.count(value[-1]) == 1:
