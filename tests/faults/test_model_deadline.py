@@ -27,6 +27,7 @@ from graph import build_graph
 from graph.persistence.resume import aresume_config, resume_config
 from tests.support.hostile_http import MisbehavingModel
 from tests.support.openai_server import Reply, ScriptedOpenAIServer
+from tests.support.sentences import assert_one_sentence
 
 pytestmark = pytest.mark.integration
 
@@ -80,11 +81,6 @@ def resume_target(graph: Any, form: str, config: dict) -> dict | None:
     if form == "sync":
         return resume_config(graph, config)
     return asyncio.run(aresume_config(graph, config))
-
-
-def assert_one_sentence(text: str | None) -> None:
-    assert text and "\n" not in text and text.endswith("."), text
-    assert "Traceback" not in text and len(text) < 400, text
 
 
 @pytest.mark.parametrize("kind", list(KINDS))

@@ -33,6 +33,7 @@ from graph.state import STATUSES, Run
 from tests.support.langgraph_dev import LangGraphDev, langgraph_dev, report_failures
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
 from tests.support.scripted_model import ScriptedChatModel
+from tests.support.sentences import assert_one_sentence as one_sentence
 
 pytestmark = pytest.mark.integration
 
@@ -44,12 +45,7 @@ def ask(question: str = "What is 17 * 23?") -> dict[str, Any]:
 
 
 def assert_one_sentence(text: str | None, *names: str) -> None:
-    assert text and "\n" not in text and text.endswith("."), text
-    assert len(text) < 400, text
-    for marker in ("validation error", "errors.pydantic.dev", "input_value=", *NOT_CLEAR):
-        assert marker not in text, text
-    for name in names:
-        assert name in text, f"{name!r} not named in: {text}"
+    one_sentence(text, *names, banned=NOT_CLEAR)
 
 
 # --------------------------------------------------------------------------- fixtures

@@ -38,6 +38,7 @@ from tests.support.langgraph_dev import (
     report_failures,
 )
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
+from tests.support.sentences import assert_one_sentence
 
 pytestmark = pytest.mark.integration
 
@@ -49,17 +50,6 @@ OPERATOR_FIELDS = sorted(set(AgentContext.model_fields) - RUN_FIELDS)
 
 def ask(question: str = "What is 17 * 23?") -> dict[str, Any]:
     return {"messages": [{"role": "user", "content": question}]}
-
-
-def assert_one_sentence(text: str | None, *names: str) -> None:
-    """A refusal a person reads once: one line, one sentence, naming what was refused, and no
-    validation dump or traceback."""
-    assert text and "\n" not in text and text.endswith("."), text
-    assert len(text) < 400, text
-    for marker in ("Traceback", "validation error", "errors.pydantic.dev", "input_value="):
-        assert marker not in text, text
-    for name in names:
-        assert name in text, f"{name!r} not named in: {text}"
 
 
 # --------------------------------------------------------------------------- fixtures
