@@ -36,6 +36,7 @@ from graph.models.local import (
     local_server,
     stop_local_server,
 )
+from graph.protocols.text.gbnf_match import grammar_accepts
 from graph.protocols.text.grammar import grammar_for, request_options
 from graph.protocols.text.observations import quotable_lines
 from graph.protocols.text.reader import parse_react
@@ -168,6 +169,27 @@ def test_one_completion_step_under_the_grammar(server: LocalServer) -> None:
     assert reply.usage_metadata and 0 < reply.usage_metadata["output_tokens"] <= STEP_TOKENS
     answer_only = model.bind_tools([]).bind(**request_options(grammar_for([])), max_tokens=48)
     assert parse_react(answer_only.invoke([("user", "Say hi.")]).text).kind == "final"
+
+
+@pytest.mark.parametrize(
+    "question", ["What is 12 * 12?", "What time is it in Oslo?", "Where is the port set? My notes."]
+)
+def test_a_step_kept_without_the_grammar_is_the_step_written_under_it(
+    server: LocalServer, question: str
+) -> None:
+    """Greedy decoding: where every token written freely is one the grammar allows, the grammar
+    would have chosen the same tokens. Only where a free token runs past the step's end (`."}`
+    then a blank line) may the texts differ, and then the kept one is still in the grammar."""
+    tools = load_tools(TOOL_NAMES)
+    options = {"stop": ["\nObservation:"], "max_tokens": STEP_TOKENS}
+    grammar = request_options(grammar_for(tools))
+    lazy = chat_model(server).bind_tools(tools).bind(**options, **grammar)
+    eager = chat_model(server, lazy_grammar=False).bind_tools(tools).bind(**options, **grammar)
+    kept, constrained = lazy.invoke([("user", question)]), eager.invoke([("user", question)])
+    assert kept.response_metadata["lazy_grammar"] == "accepted"
+    assert grammar_accepts(grammar_for(tools), kept.text)
+    step, same = parse_react(kept.text), parse_react(constrained.text)
+    assert (step.kind, step.tool) == (same.kind, same.tool) == ("action", step.tool)
 
 
 def test_a_stopped_server_leaves_no_process() -> None:

@@ -334,6 +334,7 @@ def test_a_long_prompt_drops_examples_not_the_question() -> None:
 class _FakeLlama(BaseHTTPRequestHandler):
     requests: ClassVar[list[tuple[str, dict]]] = []
     reply = 'Thought: I need to multiply.\nAction: calculator\nAction Input: {"expression": "1"}'
+    queued: ClassVar[list[str]] = []  # replies to give first, one per request
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -341,10 +342,11 @@ class _FakeLlama(BaseHTTPRequestHandler):
             self._send(404, {"detail": "Not Found"})
             return
         type(self).requests.append((self.path, body))
+        reply = type(self).queued.pop(0) if type(self).queued else self.reply
         if self.path.endswith("/chat/completions"):
-            choice = {"message": {"role": "assistant", "content": self.reply}}
+            choice = {"message": {"role": "assistant", "content": reply}}
         else:
-            choice = {"text": self.reply + "\n"}
+            choice = {"text": reply + "\n"}
         self._send(
             200,
             {
@@ -369,6 +371,7 @@ class _FakeLlama(BaseHTTPRequestHandler):
 @pytest.fixture
 def fake_llama() -> Iterator[str]:
     _FakeLlama.requests = []
+    _FakeLlama.queued = []
     server = ThreadingHTTPServer(("127.0.0.1", 0), _FakeLlama)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -380,7 +383,7 @@ def fake_llama() -> Iterator[str]:
 
 
 def test_the_agents_call_becomes_one_completion_request(fake_llama: str) -> None:
-    model = chat_model(fake_llama)
+    model = chat_model(fake_llama, lazy_grammar=False)
     assert LocalCompletionModel.completion_prompt is True
     grammar = grammar_for(ALL)
     bound = model.bind_tools(ALL).bind(stop=["Observation:"], **request_options(grammar))
@@ -395,6 +398,57 @@ def test_the_agents_call_becomes_one_completion_request(fake_llama: str) -> None
     assert reply.usage_metadata == {"input_tokens": 120, "output_tokens": 20, "total_tokens": 140}
 
 
+def test_a_reply_the_grammar_accepts_is_kept_without_asking_under_it(fake_llama: str) -> None:
+    bound = chat_model(fake_llama).bind_tools(ALL).bind(stop=["\nObservation:"])
+    reply = bound.invoke(_standard(), **request_options(grammar_for(ALL)))
+    ((_, body),) = _FakeLlama.requests
+    assert "grammar" not in body
+    assert body["stop"] == ["\nObservation:", "\nQuestion:", "\n\n"]
+    assert reply.text == _FakeLlama.reply
+    assert reply.response_metadata["lazy_grammar"] == "accepted"
+
+
+@pytest.mark.parametrize(
+    "free_reply",
+    [
+        "Thought: I need to multiply.\nAction: calculate\nAction Input: {}",  # no such tool
+        'Thought: I multiply.\nAction: calculator\nAction Input: {"expression": 12}',  # a number
+        'Thought: I multiply.\nAction: calculator\nAction Input: {"expression": "1',  # cut off
+        "Thought: Action: calculator",  # a label inside the thought
+        "The answer is 391.",  # no record at all
+    ],
+)
+def test_a_reply_the_grammar_refuses_is_asked_for_again_under_it(
+    fake_llama: str, free_reply: str
+) -> None:
+    _FakeLlama.queued = [free_reply]
+    grammar = grammar_for(ALL)
+    bound = chat_model(fake_llama).bind_tools(ALL).bind(stop=["\nObservation:"])
+    reply = bound.invoke(_standard(), **request_options(grammar))
+    (_, free), (_, constrained) = _FakeLlama.requests
+    assert "grammar" not in free and constrained["grammar"] == ending_records(grammar)
+    assert constrained["prompt"] == free["prompt"] and constrained["stop"] == ["\nObservation:"]
+    assert reply.text == _FakeLlama.reply
+    assert reply.response_metadata["lazy_grammar"] == "retried"
+
+
+def test_an_answer_is_judged_up_to_the_end_of_its_line(fake_llama: str) -> None:
+    """Under the grammar the step would have ended with the answer's line; what a free reply
+    writes after it is not the step's."""
+    _FakeLlama.queued = ["Thought: I have the answer.\nFinal Answer: 391\nThought: and more"]
+    bound = chat_model(fake_llama).bind_tools([])
+    reply = bound.invoke(_standard(), **request_options(grammar_for([], quotes=["391"])))
+    assert len(_FakeLlama.requests) == 1
+    assert reply.text == "Thought: I have the answer.\nFinal Answer: 391"
+
+
+def test_a_grammar_that_cannot_be_checked_here_goes_with_the_request(fake_llama: str) -> None:
+    recursive = 'root ::= "Thought: " item\nitem ::= "x" item?\n'
+    chat_model(fake_llama).invoke([HumanMessage("Hi")], **request_options(recursive))
+    ((_, body),) = _FakeLlama.requests
+    assert body["grammar"] == ending_records(recursive)
+
+
 def test_without_a_grammar_a_record_boundary_stops_the_reply(fake_llama: str) -> None:
     chat_model(fake_llama).bind(stop=["Observation:"]).invoke([HumanMessage("Hi")])
     ((_, body),) = _FakeLlama.requests
@@ -403,7 +457,7 @@ def test_without_a_grammar_a_record_boundary_stops_the_reply(fake_llama: str) ->
 
 
 def test_with_no_tools_bound_the_last_tools_examples_stay(fake_llama: str) -> None:
-    model = chat_model(fake_llama)
+    model = chat_model(fake_llama, lazy_grammar=False)
     model.bind_tools(ALL).invoke([HumanMessage("What is 48 * 12?")])
     model.bind_tools([]).bind(**request_options(grammar_for([]))).invoke(
         [HumanMessage("What is 48 * 12?")]

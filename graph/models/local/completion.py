@@ -16,6 +16,12 @@ last bound with are kept, so the prompt's beginning, and llama.cpp's cache of it
 same across the steps of a run. The reply is an AIMessage with the ReAct text the model wrote,
 for the agent's parser; `usage_metadata` comes from the server's usage figures.
 
+The grammar is applied lazily (`lazy_grammar`): the step is first asked for without it and kept
+when the grammar accepts what came back (`graph.protocols.text.gbnf_match`), else asked for
+again under it. Grammar sampling checks every token of the vocabulary at every step, which
+tripled the cost of a step on two cores; few-shot prompted, the model's free step is valid
+almost every time.
+
 Policies (how many observations before only an answer is allowed, tokens per step, a run's
 deadline) are the agent's settings, not this transport's.
 
@@ -42,10 +48,12 @@ from pydantic import ConfigDict, Field, PrivateAttr
 from graph.models.local.examples import ExamplePool, example_pool, tool_name
 from graph.models.local.prompt import HIDDEN_PREFIX, question_of, render_prompt
 from graph.models.local.selection import pick_examples
+from graph.protocols.text.gbnf_match import grammar_accepts, grammar_pattern
 
 PromptMode = Literal["completion", "chat"]
 ExampleMode = Literal["pick", "all", "none"]
 RECORD_STOP = "\nQuestion:"  # without a grammar, a base model goes on to invent the next record
+RECORD_END = "\n\n"  # records are apart by a blank line; no step holds one
 
 
 class LocalModelRequestError(RuntimeError):
@@ -76,6 +84,10 @@ class LocalCompletionModel(BaseChatModel):
     max_tokens: int | None = 256
     timeout: float = 120.0
     max_retries: int = 1
+    # Ask without the grammar first and keep the reply when the grammar accepts it; ask again
+    # under the grammar only when it does not (`graph.protocols.text.gbnf_match`: grammar
+    # sampling over a 262k-token vocabulary costs about 65 ms a token on two cores).
+    lazy_grammar: bool = True
     prompt_chars: int = 9000  # examples are dropped (least similar first) beyond this
 
     model_config = ConfigDict(
@@ -159,11 +171,9 @@ class LocalCompletionModel(BaseChatModel):
             body["repeat_penalty"] = self.repeat_penalty
         return self.base_url.rstrip("/") + path, body
 
-    def _result(self, data: dict[str, Any], seconds: float) -> ChatResult:
+    def _result(self, data: dict[str, Any], seconds: float, lazy: str | None = None) -> ChatResult:
         choice = (data.get("choices") or [{}])[0]
-        text = choice.get("text")
-        if text is None:
-            text = (choice.get("message") or {}).get("content") or ""
+        text = _text_of(data)
         usage = data.get("usage") or {}
         message = AIMessage(
             content=one_line_answer(text.strip()) if self.prompt_mode == "completion" else text,
@@ -173,6 +183,8 @@ class LocalCompletionModel(BaseChatModel):
                 "seconds": round(seconds, 3),
             },
         )
+        if lazy:  # the grammar was left out and accepted the reply, or the step was retried
+            message.response_metadata["lazy_grammar"] = lazy
         if usage:
             prompt_tokens = int(usage.get("prompt_tokens") or 0)
             completion_tokens = int(usage.get("completion_tokens") or 0)
@@ -195,22 +207,15 @@ class LocalCompletionModel(BaseChatModel):
         url, body = self._payload(messages, stop, dict(kwargs))
         started = time.monotonic()
         timeout = kwargs.get("timeout") or self.timeout
-        with httpx.Client(timeout=timeout, trust_env=False) as client:
-            for attempt in range(self.max_retries + 1):
-                try:
-                    response = client.post(url, json=body)
-                except httpx.TimeoutException as exc:
-                    raise _timeout(timeout) from exc
-                except httpx.TransportError as exc:
-                    if attempt < self.max_retries:
-                        time.sleep(_backoff(attempt))
-                        continue
-                    raise ConnectionError(f"the llama.cpp server at {url} failed: {exc}") from exc
-                if response.status_code >= 500 and attempt < self.max_retries:
-                    time.sleep(_backoff(attempt))
-                    continue
-                return self._result(_json(response), time.monotonic() - started)
-        raise AssertionError("unreachable")  # pragma: no cover
+        with httpx.Client(trust_env=False) as client:
+            free = self._free_attempt(body)
+            if free is not None:
+                data = self._post(client, url, free, timeout)
+                if _accepted(body["grammar"], data):
+                    return self._result(data, time.monotonic() - started, "accepted")
+            left = max(timeout - (time.monotonic() - started), 0.1)
+            data = self._post(client, url, body, left if free is not None else timeout)
+            return self._result(data, time.monotonic() - started, "retried" if free else None)
 
     async def _agenerate(
         self,
@@ -222,22 +227,83 @@ class LocalCompletionModel(BaseChatModel):
         url, body = self._payload(messages, stop, dict(kwargs))
         started = time.monotonic()
         timeout = kwargs.get("timeout") or self.timeout
-        async with httpx.AsyncClient(timeout=timeout, trust_env=False) as client:
-            for attempt in range(self.max_retries + 1):
-                try:
-                    response = await client.post(url, json=body)
-                except httpx.TimeoutException as exc:
-                    raise _timeout(timeout) from exc
-                except httpx.TransportError as exc:
-                    if attempt < self.max_retries:
-                        await asyncio.sleep(_backoff(attempt))
-                        continue
-                    raise ConnectionError(f"the llama.cpp server at {url} failed: {exc}") from exc
-                if response.status_code >= 500 and attempt < self.max_retries:
+        async with httpx.AsyncClient(trust_env=False) as client:
+            free = self._free_attempt(body)
+            if free is not None:
+                data = await self._apost(client, url, free, timeout)
+                if _accepted(body["grammar"], data):
+                    return self._result(data, time.monotonic() - started, "accepted")
+            left = max(timeout - (time.monotonic() - started), 0.1)
+            data = await self._apost(client, url, body, left if free is not None else timeout)
+            return self._result(data, time.monotonic() - started, "retried" if free else None)
+
+    # -- lazy grammar ------------------------------------------------------------------------
+
+    def _free_attempt(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """The request without its grammar, when the grammar can be checked here (see
+        `gbnf_match`): stopping where a record ends, since nothing else ends it."""
+        grammar = body.get("grammar")
+        if not (self.lazy_grammar and grammar and self.prompt_mode == "completion"):
+            return None
+        if grammar_pattern(grammar) is None:
+            return None
+        free = {key: value for key, value in body.items() if key != "grammar"}
+        free["stop"] = list(dict.fromkeys([*body.get("stop", []), RECORD_STOP, RECORD_END]))
+        return free
+
+    # -- the wire ----------------------------------------------------------------------------
+
+    def _post(
+        self, client: httpx.Client, url: str, body: dict[str, Any], timeout: float
+    ) -> dict[str, Any]:
+        for attempt in range(self.max_retries + 1):
+            try:
+                response = client.post(url, json=body, timeout=timeout)
+            except httpx.TimeoutException as exc:
+                raise _timeout(timeout) from exc
+            except httpx.TransportError as exc:
+                if attempt < self.max_retries:
+                    time.sleep(_backoff(attempt))
+                    continue
+                raise ConnectionError(f"the llama.cpp server at {url} failed: {exc}") from exc
+            if response.status_code >= 500 and attempt < self.max_retries:
+                time.sleep(_backoff(attempt))
+                continue
+            return _json(response)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _apost(
+        self, client: httpx.AsyncClient, url: str, body: dict[str, Any], timeout: float
+    ) -> dict[str, Any]:
+        for attempt in range(self.max_retries + 1):
+            try:
+                response = await client.post(url, json=body, timeout=timeout)
+            except httpx.TimeoutException as exc:
+                raise _timeout(timeout) from exc
+            except httpx.TransportError as exc:
+                if attempt < self.max_retries:
                     await asyncio.sleep(_backoff(attempt))
                     continue
-                return self._result(_json(response), time.monotonic() - started)
+                raise ConnectionError(f"the llama.cpp server at {url} failed: {exc}") from exc
+            if response.status_code >= 500 and attempt < self.max_retries:
+                await asyncio.sleep(_backoff(attempt))
+                continue
+            return _json(response)
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _text_of(data: dict[str, Any]) -> str:
+    choice = (data.get("choices") or [{}])[0]
+    text = choice.get("text")
+    if text is None:
+        text = (choice.get("message") or {}).get("content") or ""
+    return text
+
+
+def _accepted(grammar: str, data: dict[str, Any]) -> bool:
+    """Whether `grammar` accepts a reply written without it, as the agent will read it (up to
+    the end of a Final Answer's line: under the grammar, the step would have ended there)."""
+    return grammar_accepts(grammar, one_line_answer(_text_of(data).strip())) is True
 
 
 def one_line_answer(text: str) -> str:
