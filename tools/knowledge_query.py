@@ -15,10 +15,16 @@ over the stored text; a run of Chinese characters longer than two also counts ea
 two-character pieces that way, since Chinese words are mostly two characters long and questions
 rarely repeat a document's exact phrase.
 
-Ranking: documents are ranked by how many distinct query words they contain (a word found only
-through a stem counts a little less), then by the summed rarity (BM25's IDF) of those words,
-ties broken by FTS5's `bm25()` (title weighted above body). Excerpts are whole sentences, chosen
-in Python: the sentence with the most query words first, then the next one if it is short.
+Each query word also searches for words of the same meaning (`tools/knowledge_synonyms.py`:
+"chooses" finds "picks", "switched on" finds "enabled"), counted at `RELATED_WEIGHT`.
+
+Ranking: a shortlist of documents by how many distinct query words they contain (a word found
+only through a stem or a related word counts less), then by the summed rarity (BM25's IDF) of
+those words, ties broken by FTS5's `bm25()` (title weighted above body). Then, in Python, each
+document's best sentence: the one with the most query words, where a match inside another word
+counts little ("let" in "deleted"), and the words of the heading it stands under count half.
+Documents come in the order of their best sentences, and the excerpt is that sentence, then
+the next one if it is short.
 """
 
 from __future__ import annotations
@@ -29,13 +35,16 @@ import sqlite3
 from collections import Counter
 from dataclasses import dataclass, field
 
-from tools.knowledge_text import STOP_WORDS, sentences, stems
+from tools.knowledge_synonyms import phrase_words, related_words
+from tools.knowledge_text import STOP_WORDS, sections, stems
 
 MAX_TERMS = 40
 EXCERPT_CHARS = 240
 MAX_SENTENCE_CHARS = 300
 STEM_WEIGHT = 0.75  # a word found only through one of its stems
+RELATED_WEIGHT = 0.6  # a word found only through a word of the same meaning
 TABLE_ROW_WEIGHT = 0.8  # a sentence that is a table row
+CONTEXT_WEIGHT = 0.5  # a query word found only in the heading a sentence stands under
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _WORD = re.compile(r"[^\W_]+")
@@ -53,6 +62,12 @@ class Term:
     fts: bool  # True: an FTS5 trigram phrase; False: LIKE '%text%'
     word: str = field(default="", compare=False)  # the query word it stands for
     stem: bool = field(default=False, compare=False)  # a stem of `word`, not the word itself
+    related: bool = field(default=False, compare=False)  # a word of the same meaning
+
+    @property
+    def weight(self) -> float:
+        """How much finding this term counts toward finding its query word."""
+        return RELATED_WEIGHT if self.related else STEM_WEIGHT if self.stem else 1.0
 
     @property
     def key(self) -> str:
@@ -77,6 +92,7 @@ def query_terms(query: str) -> list[Term]:
     """
     terms: dict[str, Term] = {}
     singles: list[str] = []
+    related: list[Term] = []
 
     def add(text: str, fts: bool, word: str = "", stem: bool = False) -> None:
         if text not in terms:
@@ -94,6 +110,7 @@ def query_terms(query: str) -> list[Term]:
                     add(run[i : i + 2], fts=False)
             for stem in stems(run):
                 add(stem, fts=len(stem) >= 3, word=run, stem=True)
+            related += [Term(other, True, run, related=True) for other in related_words(run)]
         elif len(run) == 2:
             add(run, fts=False)
         else:
@@ -103,6 +120,11 @@ def query_terms(query: str) -> list[Term]:
     if not terms:
         for single in singles:
             add(single, fts=False)
+    for phrase, word in phrase_words(query):
+        related += [Term(w, True, phrase, related=True) for w in (word, *related_words(word))]
+    for term in related:  # after the question's own words: they count more, and come first
+        if term.text not in terms:
+            terms[term.text] = term
     return list(terms.values())[:MAX_TERMS]
 
 
@@ -141,7 +163,7 @@ def search(conn: sqlite3.Connection, terms: list[Term], limit: int) -> list[Hit]
             continue
         rarity = math.log(1 + (total - len(ids) + 0.5) / (len(ids) + 0.5))
         rarities[term.key] = max(rarities.get(term.key, 0.0), rarity)
-        weight = STEM_WEIGHT if term.stem else 1.0
+        weight = term.weight
         for doc_id in ids:
             words = found.setdefault(doc_id, {})
             words[term.key] = max(words.get(term.key, (0.0, 0.0)), (weight, rarity))
@@ -172,9 +194,10 @@ def search(conn: sqlite3.Connection, terms: list[Term], limit: int) -> list[Hit]
         text, best = excerpt_and_score(body, terms, title, rarities)
         words = round(_sentence_score(f"{title}\n{body}", terms, {}), 6)
         hits.append((-words, -best, order, Hit(path, title, text, best)))
-    # as many query words, weighed as in a sentence (the "react" inside REACT_AGENT_TOOLS counts
-    # less than the word ReAct): the document whose best sentence holds more of them first
-    hits.sort(key=lambda h: h[:3])
+    # the document whose best sentence answers best first; then the one holding more query
+    # words, weighed as in a sentence (the "react" inside REACT_AGENT_TOOLS counts less than
+    # the word ReAct)
+    hits.sort(key=lambda h: (h[1], h[0], h[2]))
     return [hit for *_, hit in hits[:limit]]
 
 
@@ -189,18 +212,36 @@ def _sentence_score(sentence: str, terms: list[Term], rarities: dict[str, float]
         at = folded.find(term.text)
         if at < 0:
             continue
-        weight = STEM_WEIGHT if term.stem else 1.0
+        weight = term.weight
         if not _IS_CJK.match(term.text):
             starts = [m.start() for m in re.finditer(re.escape(term.text), folded)]
-            if all(i > 0 and _INNER.match(folded[i - 1]) for i in starts):
-                weight *= 0.5
-            elif not term.stem and all(
-                _INNER.match(folded[i + len(term.text) : i + len(term.text) + 1]) for i in starts
-            ):
-                weight *= 0.9
+            prefix = term.stem or term.related  # meant to begin longer forms: save → saved
+            weight *= max(_placement(folded, i, len(term.text), prefix) for i in starts)
         weight += rarities.get(term.key, 0.0) / 100
         words[term.key] = max(words.get(term.key, 0.0), weight)
     return sum(words.values()) * (TABLE_ROW_WEIGHT if _TABLE_ROW.search(sentence) else 1.0)
+
+
+def _placement(folded: str, at: int, length: int, stem: bool) -> float:
+    """How much a match at `at` counts: a whole word 1; a word's beginning 0.9 (a stem: 1, a
+    stem is meant to begin longer forms); a piece of an identifier after `_` 0.5 (the "tools"
+    of REACT_AGENT_TOOLS); inside a word 0.1 (the "let" of "deleted", the "set" of "reset")."""
+    before = folded[at - 1] if at > 0 else " "
+    if before == "_":
+        return 0.5
+    if _INNER.match(before):
+        return 0.1
+    whole = not _INNER.match(folded[at + length : at + length + 1])
+    return 1.0 if whole or stem else 0.9
+
+
+def _context_score(sentence: str, heading: str, terms: list[Term]) -> float:
+    """What the heading a sentence stands under adds: its query words the sentence lacks, at
+    `CONTEXT_WEIGHT` ("Which setting…?" and a line under "Settings" that names a variable)."""
+    if not heading or heading == sentence:
+        return 0.0
+    alone = _sentence_score(sentence, terms, {})
+    return CONTEXT_WEIGHT * max(_sentence_score(f"{sentence}\n{heading}", terms, {}) - alone, 0.0)
 
 
 def excerpt_and_score(
@@ -217,13 +258,15 @@ def excerpt_and_score(
 
     Rarer in the note: in a note about weather, 天气 is in every other sentence and says little
     about which one answers "天气工具默认用哪个数据源？"; 默认 ("default") is in one."""
-    units = sentences(body, title) or [" ".join(body.split())]
+    placed = sections(body, title) or [(" ".join(body.split()), "")]
+    units = [unit for unit, _ in placed]
     holds = [{t.key for t in terms if t.text in unit.casefold()} for unit in units]
     counts = Counter(key for keys in holds for key in keys)
     scores = [
         _sentence_score(unit, terms, rarities or {})
+        + _context_score(unit, heading, terms)
         + sum(math.log(len(units) / counts[key]) / 10 for key in keys)
-        for unit, keys in zip(units, holds, strict=True)
+        for (unit, heading), keys in zip(placed, holds, strict=True)
     ]
     best = max(range(len(units)), key=lambda i: (scores[i], -i))
     lines = [_clip_around(units[best], terms, MAX_SENTENCE_CHARS)]

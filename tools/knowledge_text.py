@@ -72,12 +72,24 @@ def stems(word: str) -> list[str]:
 
 def sentences(body: str, title: str = "") -> list[str]:
     """The sentences of a note, in order, each on one line; the title heading is left out."""
-    units: list[str] = []
+    return [sentence for sentence, _ in sections(body, title)]
+
+
+def sections(body: str, title: str = "") -> list[tuple[str, str]]:
+    """Each sentence of a note with the heading it stands under ("" before the first one).
+
+    A heading is a Markdown heading, or in plain text a flush-left line followed by indented
+    ones (`web_fetch refuses a URL.` over its explanation). The heading is the sentence's
+    context: under "Settings", a line naming a variable answers "which setting…?" though it
+    never says "setting" itself."""
+    units: list[tuple[str, str]] = []
     paragraph: list[str] = []
+    heading = ""
+    flush_left = False  # the paragraph so far is one line, flush left, not a list item
 
     def flush() -> None:
         if paragraph:
-            units.append(" ".join(paragraph))
+            units.append((" ".join(paragraph), heading))
             paragraph.clear()
 
     lines = body.splitlines()
@@ -93,23 +105,33 @@ def sentences(body: str, title: str = "") -> list[str]:
             continue
         if in_fence:
             if line:
-                units.append(line)
+                units.append((line, heading))
             continue
-        heading = _HEADING.match(raw)
-        if not line or heading or _SETEXT.match(raw) or _TABLE_RULE.match(raw):
+        marked = _HEADING.match(raw)
+        if not line or marked or _SETEXT.match(raw) or _TABLE_RULE.match(raw):
             flush()
-            if heading and heading.group(1) and heading.group(1) != title:
-                units.append(heading.group(1))
+            if marked and marked.group(1) and marked.group(1) != title:
+                units.append((marked.group(1), heading))
+                heading = marked.group(1)
+            flush_left = False
             continue
-        if _BULLET.match(raw) or line.startswith("|"):
+        bullet = bool(_BULLET.match(raw) or line.startswith("|"))
+        if flush_left and not bullet and raw[:1] in (" ", "\t"):
+            heading = paragraph[0]  # a plain-text heading over an indented block
+            flush()
+        if bullet:
             flush()
             line = _BULLET.sub("", raw).strip().strip("|").strip()
+        flush_left = not paragraph and not bullet and raw[:1] not in (" ", "\t")
         paragraph.append(line)
     flush()
-    found: list[str] = []
-    for unit in units:
+    found: list[tuple[str, str]] = []
+    for unit, context in units:
         unit = " ".join(unit.replace("**", "").split())
         if unit == title and not found:
             continue
-        found.extend(piece.strip() for piece in _SENTENCE_END.split(unit) if piece.strip())
+        context = " ".join(context.replace("**", "").split())
+        found.extend(
+            (piece.strip(), context) for piece in _SENTENCE_END.split(unit) if piece.strip()
+        )
     return found

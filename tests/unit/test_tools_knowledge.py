@@ -17,8 +17,9 @@ from tools import knowledge_index
 from tools.knowledge import SAMPLE_DIR, knowledge_search, search_knowledge
 from tools.knowledge_files import document_title
 from tools.knowledge_index import index_path
-from tools.knowledge_query import Term, query_terms
-from tools.knowledge_text import sentences
+from tools.knowledge_query import Term, _placement, query_terms
+from tools.knowledge_synonyms import GROUPS, PHRASES, phrase_words, related_words
+from tools.knowledge_text import sections, sentences
 
 CHECKPOINTS = """# Checkpoints
 
@@ -466,3 +467,69 @@ def test_a_table_row_ranks_below_prose_with_as_many_words(corpus: Path) -> None:
         "`NOTES_DIR`: the folder that search indexes.",
     )
     assert "\n`NOTES_DIR`: the folder" in search_knowledge("Which setting sets the search folder?")
+
+
+def test_a_sentence_counts_the_words_of_the_heading_it_stands_under(corpus: Path) -> None:
+    rewrite(
+        corpus / "setup.md",
+        "# Setup\n\nThe cache folder fills up quickly.\n\n## Settings\n\n"
+        "- `CACHE_HOME`: the cache folder.\n",
+    )
+    result = search_knowledge("Which setting moves the cache folder?")
+    assert result.startswith("[1] setup.md — Setup\n`CACHE_HOME`: the cache folder.")
+
+
+def test_a_plain_text_line_over_an_indented_block_is_its_heading() -> None:
+    text = "Problems\n\nThe upload fails.\n  Check the proxy.\n  Raise UPLOAD_LIMIT.\nPlain line.\n"
+    assert sections(text, "Problems") == [
+        ("The upload fails.", "The upload fails."),
+        ("Check the proxy.", "The upload fails."),
+        ("Raise UPLOAD_LIMIT.", "The upload fails."),
+        ("Plain line.", "The upload fails."),
+    ]
+    assert sections("# T\n\n- item one\n  wrapped\n", "T") == [("item one wrapped", "")]
+
+
+def test_a_stem_inside_another_word_counts_little(corpus: Path) -> None:
+    rewrite(
+        corpus / "threads.md",
+        "# Threads\n\nOld threads can be deleted at any time.\n\n"
+        "The retry setting lets a tool try again.\n",
+    )
+    # "lets" also searches for "let", which is inside "deleted"
+    assert "\nThe retry setting lets" in search_knowledge("What lets a tool try again?")
+    assert _placement("deleted", 2, 3, True) < _placement("lets go", 0, 3, True)
+
+
+def test_a_word_of_the_same_meaning_finds_the_sentence_and_counts_less(corpus: Path) -> None:
+    rewrite(
+        corpus / "switches.md",
+        "# Switches\n\nThe agent ships six tools.\n\n"
+        "`AGENT_TOOLS` picks tools by name; when it is unset every tool is enabled.\n",
+    )
+    result = search_knowledge("Which variable chooses the tools that are switched on?")
+    assert result.startswith("[1] switches.md — Switches\n`AGENT_TOOLS` picks tools by name")
+    terms = {t.text: t for t in query_terms("choose what is switched on")}
+    assert terms["pick"].related and terms["enable"].related
+    assert terms["pick"].weight < terms["choose"].weight == 1.0
+    related = [t.related for t in terms.values()]
+    assert related == sorted(related)  # the question's own words come first
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Is it switched on?", [("switched on", "enable")]),
+        ("What is ReAct short for", [("short for", "stands")]),
+        ("a short pause", []),
+    ],
+)
+def test_two_word_phrases(text: str, expected: list[tuple[str, str]]) -> None:
+    assert phrase_words(text) == expected
+
+
+def test_every_word_sits_in_one_group_only() -> None:
+    words = [word for group in GROUPS for word in group.split()]
+    assert len(words) == len(set(words))
+    assert all(" " not in target and " " in phrase for phrase, target in PHRASES.items())
+    assert related_words("choose") == ["pick", "select"] and related_words("unknown") == []
