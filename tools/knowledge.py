@@ -188,3 +188,7 @@ EXAMPLES = [
         "answer": "12",
     },
 ]
+
+# The argument that takes the user's question (graph.models.local.copying): a small model that
+# copied only part of a question of several sentences gets the whole question searched.
+QUESTION_ARGUMENT = "query"

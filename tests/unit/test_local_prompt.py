@@ -491,3 +491,14 @@ def test_an_unreachable_server_is_a_connection_error() -> None:
     model = chat_model("http://127.0.0.1:9/v1", max_retries=0)
     with pytest.raises(ConnectionError):
         model.invoke([HumanMessage("Hi")])
+
+
+def test_a_search_given_part_of_the_question_is_given_all_of_it(fake_llama: str) -> None:
+    question = "My notes folder is not read. Which setting points at it?"
+    _FakeLlama.queued = [
+        "Thought: I search the notes for the question.\nAction: knowledge_search\n"
+        'Action Input: {"query": "My notes folder is not read?"}'
+    ]
+    reply = chat_model(fake_llama).bind_tools(ALL).invoke([HumanMessage(question)])
+    assert reply.text.endswith(f'Action Input: {{"query": "{question}"}}')
+    assert reply.response_metadata["question_completed"] is True

@@ -45,6 +45,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from pydantic import ConfigDict, Field, PrivateAttr
 
+from graph.models.local.copying import whole_question_copy
 from graph.models.local.examples import ExamplePool, example_pool, tool_name
 from graph.models.local.prompt import HIDDEN_PREFIX, question_of, render_prompt
 from graph.models.local.selection import pick_examples
@@ -171,18 +172,31 @@ class LocalCompletionModel(BaseChatModel):
             body["repeat_penalty"] = self.repeat_penalty
         return self.base_url.rstrip("/") + path, body
 
-    def _result(self, data: dict[str, Any], seconds: float, lazy: str | None = None) -> ChatResult:
+    def _result(
+        self,
+        data: dict[str, Any],
+        started: float,
+        lazy: str | None,
+        messages: Sequence[BaseMessage],
+        kwargs: dict[str, Any],
+    ) -> ChatResult:
         choice = (data.get("choices") or [{}])[0]
         text = _text_of(data)
+        if self.prompt_mode == "completion":
+            written = one_line_answer(text.strip())
+            offered = self._tools_for(kwargs.get("tools"))
+            text = whole_question_copy(written, question_of(messages), offered)
         usage = data.get("usage") or {}
         message = AIMessage(
-            content=one_line_answer(text.strip()) if self.prompt_mode == "completion" else text,
+            content=text,
             response_metadata={
                 "model_name": data.get("model") or self.model_name,
                 "finish_reason": choice.get("finish_reason"),
-                "seconds": round(seconds, 3),
+                "seconds": round(time.monotonic() - started, 3),
             },
         )
+        if self.prompt_mode == "completion" and text != written:
+            message.response_metadata["question_completed"] = True  # see `copying.py`
         if lazy:  # the grammar was left out and accepted the reply, or the step was retried
             message.response_metadata["lazy_grammar"] = lazy
         if usage:
@@ -212,10 +226,10 @@ class LocalCompletionModel(BaseChatModel):
             if free is not None:
                 data = self._post(client, url, free, timeout)
                 if _accepted(body["grammar"], data):
-                    return self._result(data, time.monotonic() - started, "accepted")
+                    return self._result(data, started, "accepted", messages, kwargs)
             left = max(timeout - (time.monotonic() - started), 0.1)
             data = self._post(client, url, body, left if free is not None else timeout)
-            return self._result(data, time.monotonic() - started, "retried" if free else None)
+            return self._result(data, started, "retried" if free else None, messages, kwargs)
 
     async def _agenerate(
         self,
@@ -232,10 +246,10 @@ class LocalCompletionModel(BaseChatModel):
             if free is not None:
                 data = await self._apost(client, url, free, timeout)
                 if _accepted(body["grammar"], data):
-                    return self._result(data, time.monotonic() - started, "accepted")
+                    return self._result(data, started, "accepted", messages, kwargs)
             left = max(timeout - (time.monotonic() - started), 0.1)
             data = await self._apost(client, url, body, left if free is not None else timeout)
-            return self._result(data, time.monotonic() - started, "retried" if free else None)
+            return self._result(data, started, "retried" if free else None, messages, kwargs)
 
     # -- lazy grammar ------------------------------------------------------------------------
 

@@ -1,0 +1,76 @@
+"""A copy of the question that stopped short is made whole (graph/models/local/copying.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from langchain_core.tools import StructuredTool
+
+from graph.models.local.copying import question_argument, whole_question_copy
+from graph.protocols.text.reader import parse_react
+from tools import default_tools
+
+TOOLS = default_tools()
+QUESTION = "The note search isn't picking up my files. Which setting tells it where my folder is?"
+
+
+def _search(query: str) -> str:
+    payload = json.dumps({"query": query}, ensure_ascii=False)
+    head = "Thought: I search the notes for the question.\nAction: knowledge_search"
+    return f"{head}\nAction Input: {payload}"
+
+
+@pytest.mark.parametrize(
+    "copied",
+    [
+        "The note search isn't picking up my files?",  # the first sentence, its end changed
+        "Which setting tells it where my folder is?",  # the second one
+        "which setting tells it",  # a piece, in another case
+    ],
+)
+def test_a_piece_of_the_question_becomes_the_whole_question(copied: str) -> None:
+    step = parse_react(whole_question_copy(_search(copied), QUESTION, TOOLS), TOOLS)
+    assert (step.kind, step.tool, step.tool_input) == (
+        "action",
+        "knowledge_search",
+        {"query": QUESTION},
+    )
+    assert step.thought == "I search the notes for the question."
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        _search(QUESTION),  # already whole
+        _search(QUESTION.rstrip("?")),  # whole but for its last mark
+        _search("notes folder setting"),  # the model's own words: its choice
+        _search("笔记 文件夹"),
+        'Thought: I calculate.\nAction: calculator\nAction Input: {"expression": "my files"}',
+        "Thought: I have the answer.\nFinal Answer: my files",
+        "no record at all",
+    ],
+)
+def test_anything_else_is_left_as_written(reply: str) -> None:
+    assert whole_question_copy(reply, QUESTION, TOOLS) == reply
+
+
+def test_a_question_longer_than_a_tool_argument_is_not_copied() -> None:
+    long_question = "Which setting? " + "word " * 60
+    reply = _search("Which setting?")
+    assert whole_question_copy(reply, long_question, TOOLS) == reply
+
+
+def test_a_tool_declares_its_question_argument() -> None:
+    knowledge = next(t for t in TOOLS if t.name == "knowledge_search")
+    calculator = next(t for t in TOOLS if t.name == "calculator")
+    assert question_argument(knowledge) == "query" and question_argument(calculator) is None
+    custom = StructuredTool.from_function(
+        lambda text: text,
+        name="lookup",
+        description="Look up.",
+        metadata={"question_argument": "text"},
+    )
+    reply = 'Thought: I look it up.\nAction: lookup\nAction Input: {"text": "first part"}'
+    completed = whole_question_copy(reply, "first part. second part", [custom])
+    assert parse_react(completed, [custom]).tool_input == {"text": "first part. second part"}
