@@ -76,6 +76,12 @@ calculator = StructuredTool.from_function(
 )
 
 
+# The argument a small model fills with the arithmetic copied from the question
+# (graph.models.local.copying): a copy a character or two off ("eight times seven" for
+# "eighteen times seven") is taken as the piece of the question it copied.
+COPIED_ARGUMENT = "expression"
+
+
 # Worked examples for small local models (graph.models.local.examples): real output layout. The
 # input copies the question's own words (the calculator reads them; a small model copies well and
 # translates badly), and the answer repeats the result: copying is what a small model does well.

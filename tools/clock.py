@@ -148,6 +148,12 @@ current_time = StructuredTool.from_function(
 )
 
 
+# The argument a small model fills with the place copied from the question
+# (graph.models.local.copying): a copy a character or two off ("Sao Paulo" for "São Paulo")
+# is taken as the piece of the question it copied.
+COPIED_ARGUMENT = "timezone"
+
+
 # Worked examples for small local models (graph.models.local.examples): real output layout. The
 # tool also takes a city's name ("London"), which a small model copies more reliably than an
 # IANA name; the answer repeats the observation.

@@ -501,4 +501,4 @@ def test_a_search_given_part_of_the_question_is_given_all_of_it(fake_llama: str)
     ]
     reply = chat_model(fake_llama).bind_tools(ALL).invoke([HumanMessage(question)])
     assert reply.text.endswith(f'Action Input: {{"query": "{question}"}}')
-    assert reply.response_metadata["question_completed"] is True
+    assert reply.response_metadata["copy_repaired"] is True

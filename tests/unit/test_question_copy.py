@@ -7,7 +7,7 @@ import json
 import pytest
 from langchain_core.tools import StructuredTool
 
-from graph.models.local.copying import question_argument, whole_question_copy
+from graph.models.local.copying import question_argument, slipped_copy, whole_question_copy
 from graph.protocols.text.reader import parse_react
 from tools import default_tools
 
@@ -46,7 +46,7 @@ def test_a_piece_of_the_question_becomes_the_whole_question(copied: str) -> None
         _search(QUESTION.rstrip("?")),  # whole but for its last mark
         _search("notes folder setting"),  # the model's own words: its choice
         _search("笔记 文件夹"),
-        'Thought: I calculate.\nAction: calculator\nAction Input: {"expression": "my files"}',
+        'Thought: I calculate.\nAction: calculator\nAction Input: {"expression": "2 + 2"}',
         "Thought: I have the answer.\nFinal Answer: my files",
         "no record at all",
     ],
@@ -74,3 +74,29 @@ def test_a_tool_declares_its_question_argument() -> None:
     reply = 'Thought: I look it up.\nAction: lookup\nAction Input: {"text": "first part"}'
     completed = whole_question_copy(reply, "first part. second part", [custom])
     assert parse_react(completed, [custom]).tool_input == {"text": "first part. second part"}
+
+
+@pytest.mark.parametrize(
+    ("written", "question", "meant"),
+    [
+        ("eight times seven", "What is eighteen times seven?", "eighteen times seven"),
+        ("15+9*3", "计算 (15+9)*3", "(15+9)*3"),
+        ("Sao Paulo", "What time is it in São Paulo now?", "São Paulo"),
+        ("17 * 23", "What is 17 * 23?", None),  # exact: kept
+        ("Asia/Tokyo", "What time is it in Tokyo?", None),  # its own words: kept
+        ("25 加 四十五", "两百加四十五等于多少？", None),  # too far from any piece
+        ("2 * 12", "What is twice 12?", None),
+    ],
+)
+def test_a_copy_a_character_or_two_off_is_the_piece_it_copied(
+    written: str, question: str, meant: str | None
+) -> None:
+    assert slipped_copy(written, question) == meant
+
+
+def test_a_slipped_copy_is_repaired_in_the_step() -> None:
+    reply = 'Thought: I calculate.\nAction: calculator\nAction Input: {"expression": "15+9*3"}'
+    step = parse_react(whole_question_copy(reply, "计算 (15+9)*3", TOOLS), TOOLS)
+    assert step.tool_input == {"expression": "(15+9)*3"}
+    knowledge = 'Action: knowledge_search\nAction Input: {"query": "eight times seven"}'
+    assert whole_question_copy(knowledge, "What is eighteen times seven?", TOOLS) == knowledge

@@ -196,7 +196,7 @@ class LocalCompletionModel(BaseChatModel):
             },
         )
         if self.prompt_mode == "completion" and text != written:
-            message.response_metadata["question_completed"] = True  # see `copying.py`
+            message.response_metadata["copy_repaired"] = True  # see `copying.py`
         if lazy:  # the grammar was left out and accepted the reply, or the step was retried
             message.response_metadata["lazy_grammar"] = lazy
         if usage:
