@@ -21,8 +21,10 @@ Each query word also searches for words of the same meaning (`tools/knowledge_sy
 Ranking: a shortlist of documents by how many distinct query words they contain (a word found
 only through a stem or a related word counts less), then by the summed rarity (BM25's IDF) of
 those words, ties broken by FTS5's `bm25()` (title weighted above body). Then, in Python, each
-document's best sentence: the one with the most query words, where a match inside another word
-counts little ("let" in "deleted"), and the words of the heading it stands under count half.
+document's best sentence: the one with the most query words, each weighed by its rarity among
+the sentences (`RARITY_SHARE` of its weight: "calculator" says more than "tool"), where a match
+inside another word counts little ("let" in "deleted"), and the words of the heading it stands
+under count half.
 Documents come in the order of their best sentences, and the excerpt is that sentence, then
 the next one if it is short.
 """
@@ -44,6 +46,7 @@ MAX_SENTENCE_CHARS = 300
 STEM_WEIGHT = 0.75  # a word found only through one of its stems
 RELATED_WEIGHT = 0.6  # a word found only through a word of the same meaning
 TABLE_ROW_WEIGHT = 0.8  # a sentence that is a table row
+RARITY_SHARE = 0.7  # of a word's weight in a sentence that depends on its rarity there
 CONTEXT_WEIGHT = 0.5  # a query word found only in the heading a sentence stands under
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -156,13 +159,11 @@ def search(conn: sqlite3.Connection, terms: list[Term], limit: int) -> list[Hit]
         return []
     # per document, per query word: (weight, rarity) of its best matching form
     found: dict[int, dict[str, tuple[float, float]]] = {}
-    rarities: dict[str, float] = {}
     for term in terms:
         ids = _matching_ids(conn, term)
         if not ids:
             continue
         rarity = math.log(1 + (total - len(ids) + 0.5) / (len(ids) + 0.5))
-        rarities[term.key] = max(rarities.get(term.key, 0.0), rarity)
         weight = term.weight
         for doc_id in ids:
             words = found.setdefault(doc_id, {})
@@ -186,12 +187,14 @@ def search(conn: sqlite3.Connection, terms: list[Term], limit: int) -> list[Hit]
         scores,
         key=lambda i: (-round(scores[i][0], 6), -round(scores[i][1], 9), bm25.get(i, 0.0), i),
     )[: limit * SHORTLIST]
+    rows = [
+        conn.execute("SELECT path, title, body FROM documents WHERE id = ?", (i,)).fetchone()
+        for i in ranked
+    ]
+    rarity = sentence_rarities([sections(body, title) for _, title, body in rows], terms)
     hits = []
-    for order, doc_id in enumerate(ranked):
-        path, title, body = conn.execute(
-            "SELECT path, title, body FROM documents WHERE id = ?", (doc_id,)
-        ).fetchone()
-        text, best = excerpt_and_score(body, terms, title, rarities)
+    for order, (path, title, body) in enumerate(rows):
+        text, best = excerpt_and_score(body, terms, title, rarity)
         words = round(_sentence_score(f"{title}\n{body}", terms, {}), 6)
         hits.append((-words, -best, order, Hit(path, title, text, best)))
     # the document whose best sentence answers best first; then the one holding more query
@@ -203,9 +206,10 @@ def search(conn: sqlite3.Connection, terms: list[Term], limit: int) -> list[Hit]
 
 def _sentence_score(sentence: str, terms: list[Term], rarities: dict[str, float]) -> float:
     """How many query words `sentence` holds: a stem counts less, and so does a match inside
-    a longer word or identifier (the "agent" of REACT_AGENT_TOOLS). A table row counts less
-    than a sentence with as many words: a row is a fragment (`name | what it does`), and the
-    sentence the question was asked about is usually the prose that explains it."""
+    a longer word or identifier (the "agent" of REACT_AGENT_TOOLS), and a word common among
+    the sentences (`rarities`, from `sentence_rarities`; absent: as rare as can be). A table
+    row counts less than a sentence with as many words: a row is a fragment (`name | what it
+    does`), and the sentence the question was asked about is usually the prose explaining it."""
     folded = sentence.casefold()
     words: dict[str, float] = {}
     for term in terms:
@@ -217,9 +221,23 @@ def _sentence_score(sentence: str, terms: list[Term], rarities: dict[str, float]
             starts = [m.start() for m in re.finditer(re.escape(term.text), folded)]
             prefix = term.stem or term.related  # meant to begin longer forms: save → saved
             weight *= max(_placement(folded, i, len(term.text), prefix) for i in starts)
-        weight += rarities.get(term.key, 0.0) / 100
+        weight *= 1 - RARITY_SHARE + RARITY_SHARE * rarities.get(term.key, 1.0)
         words[term.key] = max(words.get(term.key, 0.0), weight)
     return sum(words.values()) * (TABLE_ROW_WEIGHT if _TABLE_ROW.search(sentence) else 1.0)
+
+
+def sentence_rarities(notes: list[list[tuple[str, str]]], terms: list[Term]) -> dict[str, float]:
+    """Per query word, how rare it is among the sentences of these notes, from 0 (in every
+    one) to 1 (in one only): IDF at the scale of the answer, a sentence, normalised."""
+    units = [unit.casefold() for note in notes for unit, _ in note]
+    if len(units) < 2:
+        return {}
+    holding: dict[str, int] = {}
+    for unit in units:
+        for key in {t.key for t in terms if t.text in unit}:
+            holding[key] = holding.get(key, 0) + 1
+    top = math.log(len(units))
+    return {key: math.log(len(units) / n) / top for key, n in holding.items()}
 
 
 def _placement(folded: str, at: int, length: int, stem: bool) -> float:

@@ -533,3 +533,14 @@ def test_every_word_sits_in_one_group_only() -> None:
     assert len(words) == len(set(words))
     assert all(" " not in target and " " in phrase for phrase, target in PHRASES.items())
     assert related_words("choose") == ["pick", "select"] and related_words("unknown") == []
+
+
+def test_a_word_rare_among_the_sentences_outweighs_a_common_one(corpus: Path) -> None:
+    rewrite(
+        corpus / "kit.md",
+        "# Kit\n\nEvery tool can use the network. A tool may use the network twice. "
+        "Each tool can use the network.\nThe calculator is parsed safely.\n",
+    )
+    # three common words against two rare ones
+    result = search_knowledge("Can the calculator tool use the network safely?")
+    assert result.startswith("[1] kit.md — Kit\nThe calculator is parsed safely.")
