@@ -68,8 +68,11 @@ def _candidates(text: str) -> Iterator[str]:
         yield f"Etc/GMT{'-' if sign == '+' else '+'}{hours}" if hours else "UTC"
         return
     yield _DST_OVER_FIXED.get(text.casefold(), "")
-    yield text
     yield _ALIASES.get(text.casefold(), "")
+    if "/" not in text and not text.isupper():  # 'Singapore', 'Japan': old top-level links
+        place = zone_for_place(text) or ""
+        yield place if "/" in place else ""
+    yield text
     if "/" not in text and not text.startswith("."):
         found = _zones_by_folded_name().get(text.replace("_", " ").casefold(), "")
         if found.split("/", 1)[0] in _LEGACY_AREAS:  # 'Hawaii': US/Hawaii is an old link

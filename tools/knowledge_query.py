@@ -204,6 +204,22 @@ def search(conn: sqlite3.Connection, terms: list[Term], limit: int) -> list[Hit]
     return [hit for *_, hit in hits[:limit]]
 
 
+def best_sentence_score(conn: sqlite3.Connection, terms: list[Term]) -> float:
+    """The score of the one sentence in all the notes that holds the query's words best
+    (weighed as in the excerpt, by rarity among the notes' sentences, headings aside)."""
+    ids = set().union(*(_matching_ids(conn, term) for term in terms)) if terms else set()
+    notes = []
+    for doc_id in sorted(ids):
+        title, body = conn.execute(
+            "SELECT title, body FROM documents WHERE id = ?", (doc_id,)
+        ).fetchone()
+        notes.append(sections(body, title))
+    rarity = sentence_rarities(notes, terms)
+    return max(
+        (_sentence_score(unit, terms, rarity) for note in notes for unit, _ in note), default=0.0
+    )
+
+
 def _sentence_score(sentence: str, terms: list[Term], rarities: dict[str, float]) -> float:
     """How many query words `sentence` holds: a stem counts less, and so does a match inside
     a longer word or identifier (the "agent" of REACT_AGENT_TOOLS), and a word common among

@@ -19,7 +19,7 @@ from langchain_core.tools import StructuredTool
 
 from graph.models.local import LocalCompletionModel, chat_model
 from graph.models.local.completion import ending_records
-from graph.models.local.examples import Example, example_pool, render_example
+from graph.models.local.examples import Example, example_pool, render_example, tool_affinity
 from graph.models.local.prompt import conversation_turns, custom_instructions, render_prompt
 from graph.models.local.selection import (
     asks_for_more_than_one_thing,
@@ -214,6 +214,47 @@ def test_the_last_two_places_go_to_the_closest_tool() -> None:
     picked = pick_examples("What time is it in Paris right now?", example_pool(ALL), count=4)
     assert [e.source for e in picked[-2:]] == ["current_time", "current_time"]
     assert len({e.source for e in picked[:-2]} - {"current_time"}) == 2  # the others vary
+
+
+def test_a_tools_affinity_for_the_question_wins_it_the_last_places() -> None:
+    question = "How often does the agent save its state?"  # like no notes example
+    plain = pick_examples(question, example_pool(ALL), count=3)
+    assert plain[-1].source != "knowledge_search"
+    picked = pick_examples(question, example_pool(ALL), 3, {"knowledge_search": 0.3})
+    assert [e.source for e in picked[-2:]] == ["knowledge_search", "knowledge_search"]
+
+
+@pytest.mark.parametrize(
+    ("question", "tool"),
+    [
+        ("how often does the agent save its state?", "knowledge_search"),
+        ("Can I get rid of old conversation threads?", "knowledge_search"),
+        ("What is seventeen times twenty-three?", "calculator"),
+        ("What time is it in Tokyo?", "current_time"),
+        ("What's the weather in Beijing today?", "weather"),
+    ],
+)
+def test_the_notes_claim_the_questions_they_answer(question: str, tool: str) -> None:
+    """Over the shipped sample notes, through the tools' own declarations."""
+    model = LocalCompletionModel(base_url="http://127.0.0.1:9/v1")
+    prompt = model.prompt_for([HumanMessage(question)], ALL)
+    last_record = prompt.rsplit("\n\nQuestion: ", 2)[-2]
+    assert f"\nAction: {tool}\n" in last_record
+
+
+def test_a_declared_affinity_is_advice_clamped_and_never_an_error() -> None:
+    def tool(judge: Any) -> StructuredTool:
+        return StructuredTool.from_function(
+            lambda q: q, name="t", description="T.", metadata={"affinity": judge}
+        )
+
+    assert tool_affinity(tool(lambda q: 0.4), "q") == 0.4
+    assert tool_affinity(tool(lambda q: 7), "q") == 1.0
+    assert tool_affinity(tool(lambda q: float("nan")), "q") == 0.0
+    assert tool_affinity(tool(lambda q: 1 / 0), "q") == 0.0
+    assert tool_affinity(tool("not callable"), "q") == 0.0
+    calculator = next(t for t in ALL if t.name == "calculator")
+    assert tool_affinity(calculator, "What is 2 + 2?") == 0.0  # declares none
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from langchain_core.tools import ToolException
 
 from tools import knowledge_index
-from tools.knowledge import SAMPLE_DIR, knowledge_search, search_knowledge
+from tools.knowledge import SAMPLE_DIR, knowledge_search, notes_affinity, search_knowledge
 from tools.knowledge_files import document_title
 from tools.knowledge_index import index_path
 from tools.knowledge_query import Term, _placement, query_terms
@@ -544,3 +544,13 @@ def test_a_word_rare_among_the_sentences_outweighs_a_common_one(corpus: Path) ->
     # three common words against two rare ones
     result = search_knowledge("Can the calculator tool use the network safely?")
     assert result.startswith("[1] kit.md — Kit\nThe calculator is parsed safely.")
+
+
+def test_notes_affinity_is_high_for_what_the_notes_answer(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert notes_affinity("Can a thread resume after a crash?") > 0.5
+    assert notes_affinity("What is 17 * 23?") == 0.0
+    assert notes_affinity("") == 0.0
+    monkeypatch.setenv("REACT_AGENT_KB_DIR", str(tmp_path / "missing"))
+    assert notes_affinity("Can a thread resume after a crash?") == 0.0

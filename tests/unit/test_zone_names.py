@@ -282,7 +282,11 @@ def test_empty_text() -> None:
         ("asia/shanghai", "Asia/Shanghai"),
         ("Kiev", "Europe/Kiev"),
         ("Hawaii", "Pacific/Honolulu"),  # an old link (US/Hawaii) gives way to the real zone
+        ("Singapore", "Asia/Singapore"),  # so do old top-level links
+        ("Iceland", "Atlantic/Reykjavik"),
+        ("Japan", "Asia/Tokyo"),
         ("CET", "CET"),
+        ("PRC", "PRC"),  # an abbreviation stays what it names
         ("gmt", "UTC"),
     ],
 )

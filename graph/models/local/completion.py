@@ -46,7 +46,7 @@ from langchain_core.runnables import Runnable
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from graph.models.local.copying import whole_question_copy
-from graph.models.local.examples import ExamplePool, example_pool, tool_name
+from graph.models.local.examples import ExamplePool, example_pool, tool_affinity, tool_name
 from graph.models.local.prompt import HIDDEN_PREFIX, question_of, render_prompt
 from graph.models.local.selection import pick_examples
 from graph.protocols.text.gbnf_match import grammar_accepts, grammar_pattern
@@ -124,7 +124,9 @@ class LocalCompletionModel(BaseChatModel):
         offered = self._tools_for(tools)
         pool = example_pool(offered) if self.examples != "none" else ExamplePool()
         if self.examples == "pick":
-            chosen = pick_examples(question_of(messages), pool, self.example_count)
+            question = question_of(messages)
+            affinity = {tool_name(t): tool_affinity(t, question) for t in offered}
+            chosen = pick_examples(question, pool, self.example_count, affinity)
         else:
             chosen = list(pool.examples)
         while True:

@@ -144,6 +144,25 @@ def declared_examples(tool: Any) -> list[Mapping[str, Any]]:
     return [e for e in found if isinstance(e, Mapping) and e.get("tool", name) == name]
 
 
+def tool_affinity(tool: Any, question: str) -> float:
+    """How much `question` is about what `tool` holds (0..1), by the tool's own declaration:
+    `metadata={"affinity": callable}` or `AFFINITY = callable` in its module; 0 without one or
+    when it fails (picking examples never fails a request)."""
+    metadata = getattr(tool, "metadata", None) or {}
+    judge = metadata.get("affinity") if isinstance(metadata, Mapping) else None
+    if judge is None:
+        function = getattr(tool, "func", None) or getattr(tool, "coroutine", None)
+        module = sys.modules.get(getattr(function, "__module__", "") or "")
+        judge = getattr(module, "AFFINITY", None) if module is not None else None
+    if not callable(judge):
+        return 0.0
+    try:
+        value = float(judge(question))
+    except Exception:  # a tool's judgement is advice: never a failed request
+        return 0.0
+    return min(max(value, 0.0), 1.0) if value == value else 0.0
+
+
 def tool_name(tool: Any) -> str:
     if isinstance(tool, Mapping):
         function = tool.get("function", tool)

@@ -18,6 +18,9 @@ from collections.abc import Iterable, Mapping
 
 from graph.models.local.examples import Example, ExamplePool
 
+# A tool's own word on how much a question is about what it holds (0..1), added to the likeness
+# of its examples: the notes' search knows which questions its notes answer; no example can.
+AFFINITY_WEIGHT = 1.0
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _WORDS = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
 _IS_CJK = re.compile(rf"[{_CJK}]")
@@ -146,7 +149,9 @@ def asks_for_more_than_one_thing(question: str) -> bool:
     return len(clauses) > 1 and any(_FOLLOW_UP.search(c) for c in clauses[1:])
 
 
-def pick_examples(question: str, pool: ExamplePool, count: int = 4) -> list[Example]:
+def pick_examples(
+    question: str, pool: ExamplePool, count: int = 4, affinity: Mapping[str, float] | None = None
+) -> list[Example]:
     """The `count` examples most like the question, least similar first (the closest ends up
     next to the question, where a small model looks).
 
@@ -156,6 +161,10 @@ def pick_examples(question: str, pool: ExamplePool, count: int = 4) -> list[Exam
     it in London?"), it follows whichever stands last. The other places go to one example of
     each other tool, most similar first, and are filled in declaration order when no example
     is like the question at all, so the model still sees what else there is.
+
+    `affinity`: per tool name, how much the question is about what that tool holds (0..1,
+    `examples.tool_affinity`), added to its examples' likeness. "How often does the agent save
+    its state?" looks like none of the notes examples (tomatoes, ports), but the notes answer it.
     """
     examples = pool.examples
     if len(examples) <= count:
@@ -172,6 +181,8 @@ def pick_examples(question: str, pool: ExamplePool, count: int = 4) -> list[Exam
     idf = {k: math.log((1 + len(by_tool)) / (1 + n)) + 1.0 for k, n in documents.items()}
     target = features(question)
     scores = [similarity(target, vector, idf) for vector in vectors]
+    for index, example in enumerate(examples):  # what a tool knows its question is about
+        scores[index] += AFFINITY_WEIGHT * (affinity or {}).get(example.source, 0.0)
     ranked = sorted(range(len(examples)), key=lambda i: (-scores[i], i))
     chosen: list[int] = []
     if scores[ranked[0]] > 0:
