@@ -286,6 +286,7 @@ def _tasks() -> list[Task]:
 
 TASKS = _tasks()
 HOLDOUT = ROOT / "bench" / "data" / "local_eval_holdout.jsonl"
+FRESH = ROOT / "bench" / "data" / "local_eval_fresh.jsonl"  # a second blind set, 60 questions
 CHECKS: dict[str, Callable[..., Check]] = {
     "number": lambda values: number(*values),
     "words": lambda values: words(*values),
@@ -297,8 +298,9 @@ CHECKS: dict[str, Callable[..., Check]] = {
 def load_tasks(path: Path) -> list[Task]:
     """Tasks from a JSON-lines file: name, kind, question, tool and a check, one of
     `{"number": [...]}`, `{"words": [...]}`, `{"clock": zone}`, `{"weekday": zone}`.
-    `bench/data/local_eval_holdout.jsonl` is such a file: questions written by someone who had
-    not seen the tools' worked examples or the tasks above, the check against tuning to them."""
+    `bench/data/local_eval_holdout.jsonl` and `local_eval_fresh.jsonl` are such files:
+    questions written by someone who had not seen the tools' worked examples or the tasks
+    above, the check against tuning to them."""
     tasks = []
     for number_, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
@@ -531,7 +533,7 @@ def by_kind(results: list[Result]) -> str:
 def rescore(path: Path) -> int:
     """The tables for a results file, with the tasks' current checks (the runs are not
     repeated; the clock's "year * 2" is checked against this year)."""
-    by_name = {t.name: t for t in [*TASKS, *load_tasks(HOLDOUT)]}
+    by_name = {t.name: t for t in [*TASKS, *load_tasks(HOLDOUT), *load_tasks(FRESH)]}
     results = []
     for raw in json.loads(path.read_text())["results"]:
         result = Result(**raw)
@@ -553,7 +555,8 @@ def main() -> int:
     parser.add_argument(
         "--tasks",
         default="builtin",
-        help="builtin, holdout (bench/data/local_eval_holdout.jsonl), both, or a .jsonl path",
+        help="builtin, holdout, fresh (bench/data/local_eval_*.jsonl), both (builtin and "
+        "holdout), all, or a .jsonl path",
     )
     parser.add_argument("--only", default="", help="task kinds or names, comma-separated")
     parser.add_argument("--quick", action="store_true", help="15 tasks, every kind")
@@ -570,7 +573,9 @@ def main() -> int:
     chosen = {
         "builtin": TASKS,
         "holdout": load_tasks(HOLDOUT),
+        "fresh": load_tasks(FRESH),
         "both": [*TASKS, *load_tasks(HOLDOUT)],
+        "all": [*TASKS, *load_tasks(HOLDOUT), *load_tasks(FRESH)],
     }
     tasks = chosen.get(args.tasks) or load_tasks(Path(args.tasks))
     if args.only:
