@@ -9,13 +9,16 @@ while holding the GIL), lives in `tools/safe_eval.py`; this module is the tool.
 
 from __future__ import annotations
 
+import ast
+
 from langchain_core.tools import StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
 from tools.math_words import to_expression
+from tools.number_mentions import mentions_numbers
 from tools.safe_eval import FUNCTIONS, MAX_EXPRESSION_CHARS, CalculatorError, evaluate
 
-__all__ = ["CalculatorError", "CalculatorInput", "calculator", "evaluate"]
+__all__ = ["CalculatorError", "CalculatorInput", "calculator", "evaluate", "question_arithmetic"]
 
 MAX_RESULT_CHARS = 1000  # a result is at most 1e300 (301 digits); a refusal quotes <= 500 chars
 
@@ -76,10 +79,42 @@ calculator = StructuredTool.from_function(
 )
 
 
+def question_arithmetic(question: str) -> str | None:
+    """The arithmetic a question states from end to end, as an expression: "(45 + 55) * 12 / 8
+    = ?", "what is seven to the power of four" (`7 ** 4`), "一百二十八除以八是多少" (`128 / 8`).
+    None when the question is not arithmetic throughout (a word problem, a question about
+    something else) or holds no operation ("what is 42?")."""
+    text = question.strip()
+    if len(text) > MAX_EXPRESSION_CHARS:
+        return None
+    expression = to_expression(text) or text.rstrip(" =?？!！.。")
+    try:
+        tree = ast.parse(expression, mode="eval")
+        evaluate(expression)
+    except (SyntaxError, ValueError, CalculatorError):
+        return None
+    if not any(isinstance(node, (ast.BinOp, ast.Call)) for node in ast.walk(tree)):
+        return None
+    return expression
+
+
+def arithmetic_affinity(question: str) -> float:
+    """How much `question` is for the calculator (graph.models.local.examples.tool_affinity):
+    1 when it is arithmetic throughout, -1 (not for it) when it holds no number at all."""
+    if question_arithmetic(question):
+        return 1.0
+    return 0.0 if mentions_numbers(question) else -1.0
+
+
 # The argument a small model fills with the arithmetic copied from the question
 # (graph.models.local.copying): a copy a character or two off ("eight times seven" for
 # "eighteen times seven") is taken as the piece of the question it copied.
 COPIED_ARGUMENT = "expression"
+# When the whole question is arithmetic, that arithmetic is the expression, whatever the small
+# model wrote: it copied a part ("(45 + 55)" of "(45 + 55) * 12 / 8") or translated badly
+# ("108 / 8" for 一百二十八除以八, "twenty-one times 21" for "nineteen times twenty-one").
+ARGUMENT_FROM_QUESTION = question_arithmetic
+AFFINITY = arithmetic_affinity
 
 
 # Worked examples for small local models (graph.models.local.examples): real output layout. The

@@ -151,10 +151,51 @@ current_time = StructuredTool.from_function(
 )
 
 
+# A place as written in Latin letters: a run of capitalised words ("New York", "Rio de Janeiro",
+# "Europe/Madrid", "UTC"); CJK text has no capitals, so any piece of it may be a place (开罗).
+_CAPITALISED = r"[^\W\d_a-z\u3400-\u9fff][^\W\u3400-\u9fff]*(?:['’.-][^\W\u3400-\u9fff]+)*"
+_PLACE_RUN = re.compile(
+    rf"{_CAPITALISED}(?:/[^\W\u3400-\u9fff]+)*"
+    rf"(?:\s+(?:(?:de|da|do|del|la|le|al|es|of)\s+)?{_CAPITALISED})*"
+)
+_CJK_RUN = re.compile(r"[\u3400-\u9fff]{2,}")
+MAX_PLACE_CJK = 6
+
+
+def place_in_question(question: str) -> str | None:
+    """The zone of the one place `question` names ("开罗今天星期几？" -> Africa/Cairo), or None
+    when it names none or several ("9 am in London is what in Tokyo?"), or an offset ("UTC+8":
+    the model's copy of it is right). A place in Latin letters is a whole run of capitalised
+    words, so "Mountain View" is no place, not "Mountain" time; the zone must be a real one,
+    not an old alias ("Brazil/East") or "Factory". The longest CJK piece wins over its parts."""
+    if _UTC_OFFSET.search(question):
+        return None
+    spans = [m.span() for m in _PLACE_RUN.finditer(question)]
+    for run in _CJK_RUN.finditer(question):
+        for size in range(min(MAX_PLACE_CJK, len(run.group())), 1, -1):
+            spans += [(at, at + size) for at in range(run.start(), run.end() - size + 1)]
+    taken: list[tuple[int, int]] = []
+    zones = set()
+    for start, end in sorted(spans, key=lambda span: span[0] - span[1]):  # the longest first
+        if any(start < stop and begin < end for begin, stop in taken):
+            continue
+        try:
+            zone = resolve_zone(question[start:end])[0]
+        except ToolException:
+            continue
+        if zone != "UTC" and ("/" not in zone or zone.split("/", 1)[0] in _LEGACY_AREAS):
+            continue
+        zones.add(zone)
+        taken.append((start, end))
+    return zones.pop() if len(zones) == 1 else None
+
+
 # The argument a small model fills with the place copied from the question
 # (graph.models.local.copying): a copy a character or two off ("Sao Paulo" for "São Paulo")
-# is taken as the piece of the question it copied.
+# is taken as the piece of the question it copied, and when the question names one place the
+# clock knows, that place's zone is the argument ("South America" was written for 开罗).
 COPIED_ARGUMENT = "timezone"
+ARGUMENT_FROM_QUESTION = place_in_question
 
 
 # Worked examples for small local models (graph.models.local.examples): real output layout. The

@@ -19,6 +19,8 @@ from decimal import Decimal, localcontext
 from functools import reduce
 from typing import TypeVar
 
+from tools.chinese_numerals import UNITS, chinese_number
+
 MAX_TEXT_CHARS = 1000  # the caller caps at 500; longer text is not a question to translate
 MAX_DEPTH = 30  # nesting (parentheses, "minus minus ...", "sum of sum of ...") before giving up
 
@@ -57,6 +59,8 @@ _ORDINALS = _words("second third fourth fifth sixth seventh eighth ninth tenth",
 _FRACTIONS = {"half": 2, "halves": 2, "quarter": 4, "quarters": 4}
 _FRACTIONS |= {word + plural: n for word, n in _ORDINALS.items() if n > 2 for plural in ("", "s")}
 _CALLS = _words("sqrt abs round min max floor ceil log log10 exp sin cos tan").keys()
+NUMBER_WORDS = frozenset(_NUMBER_WORDS | _FRACTIONS.keys())  # for tools.number_mentions
+FUNCTION_NAMES = frozenset(_CALLS)
 _OPERAND_STARTS = {*_CALLS, "pi", "e", "(", "a", "an"}
 _DROPPED = _words(  # question noise, wherever it is: what is, how much is, 等于多少, ...
     "the please what what's whats is are does do how much calculate compute work out evaluate"
@@ -64,8 +68,6 @@ _DROPPED = _words(  # question noise, wherever it is: what is, how much is, 等�
     " 多少 等于 是 呢 吗 啊 呀 计算 算一下 算算 帮我算 请问 请 求 算 的结果"
 )
 
-_CN_DIGITS = _words("零 一 二 三 四 五 六 七 八 九") | {"〇": 0, "两": 2}
-_CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10**4, "亿": 10**8}
 _CN_WORDS = _words(
     "加上 加 减去 减 乘以 乘 除以 除 平方根 平方 立方根 立方 开平方 开立方 开方 根号 次方 次幂"
     " 倍 一半 百分之 的结果 的 和 与 跟 积 差 商 负 等于多少 是多少 等于几 是几 得多少 多少"
@@ -118,6 +120,13 @@ def _need(value: T) -> T:  # the value, or _Unsure when it is falsy
     if not value:
         raise _Unsure
     return value
+
+
+def _chinese(text: str, lead: Decimal | None = None) -> Decimal:
+    try:
+        return chinese_number(text, lead)
+    except ValueError as unreadable:
+        raise _Unsure from unreadable
 
 
 def to_expression(text: str) -> str | None:
@@ -336,7 +345,7 @@ class _Parser:
         if kind == "cnnum":
             self.i += 1
             return _chinese(word)
-        scales = set(self.peek(1)) <= _CN_UNITS.keys()
+        scales = set(self.peek(1)) <= UNITS.keys()
         if kind == "num" and self.kinds[self.i + 1] == "cnnum" and scales:
             self.i += 2  # 3万, 1.5亿
             return _chinese(self.peek(-1), Decimal(word.replace(",", "")))
@@ -370,31 +379,3 @@ class _Parser:
             digits += str(_UNITS[self.peek()])
             self.i += 1
         return Decimal(f"{format(total + group, 'f')}.{_need(digits)}")
-
-
-def _chinese(text: str, lead: Decimal | None = None) -> Decimal:
-    """A Chinese numeral (`lead`: digits written before it, 3万): 十七 17, 一百零五 105, 三千二百
-    3200, 两万 20000, 一百五 150 (the colloquial short form), 三点一四 3.14."""
-    whole, _, fraction = text.partition("点")
-    if fraction:
-        digits = "".join(str(_CN_DIGITS[char]) for char in fraction)
-        return Decimal(f"{_chinese(whole):f}.{digits}")
-    for big in "亿万":  # 一亿两千万 is 一 * 10**8 + 两千万
-        high, found, low = whole.partition(big)
-        if found:
-            _need(big not in low)  # 一亿一亿
-            short = len(low) == 1 and low in _CN_DIGITS and low != "零"  # 两万五 is 25000
-            rest = _chinese(low) * (_CN_UNITS[big] // 10 if short else 1)
-            return (_chinese(high, lead) if high else _need(lead)) * _CN_UNITS[big] + rest
-    value, digit, smallest = Decimal(0), lead, 10**4
-    for char in whole:
-        unit = _CN_UNITS.get(char, 0)
-        if not unit:  # 一二: digits read one by one are not a number here
-            _need(digit is None or digit == 0)
-            digit = Decimal(_CN_DIGITS[char])
-        else:
-            _need(unit < smallest and (digit is not None or unit == 10))
-            value, digit, smallest = value + (1 if digit is None else digit) * unit, None, unit
-    if digit and whole[-2:-1] in ("百", "千"):
-        digit *= smallest // 10  # 一百五 is 150
-    return value + (digit or 0)

@@ -18,8 +18,15 @@ lose the answer:
   piece. A tool names such an argument with `metadata={"copied_argument": "expression"}` or
   `COPIED_ARGUMENT` in its module.
 
+- **A question that is the argument.** Sometimes the whole question is what the tool reads
+  (the calculator's "(45 + 55) * 12 / 8 = ?" or "一百二十八除以八是多少"), and the model
+  copied a part of it ("(45 + 55)") or translated it badly ("108 / 8"). A tool that can tell
+  says how it reads a question with `metadata={"argument_from_question": callable}` or
+  `ARGUMENT_FROM_QUESTION` in its module (question -> argument, or None when the question is
+  not one); when it gives an argument, the step gets it.
+
 Anything else the model wrote (other words, a translation, another language) is its choice and
-is kept; so is an exact copy.
+is kept, unless the tool reads the question itself as above; so is an exact copy.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from graph.models.local.examples import one_line, tool_name
@@ -53,14 +60,40 @@ def copied_argument(tool: Any) -> str | None:
     return _declared(tool, "copied_argument", "COPIED_ARGUMENT")
 
 
+def argument_from_question(tool: Any) -> Callable[[str], str | None] | None:
+    """How `tool` reads a whole question into its copied argument, if it declares that."""
+    found = _declaration(tool, "argument_from_question", "ARGUMENT_FROM_QUESTION")
+    return found if callable(found) else None
+
+
 def _declared(tool: Any, key: str, module_name: str) -> str | None:
+    found = _declaration(tool, key, module_name)
+    return found if isinstance(found, str) else None
+
+
+def _declaration(tool: Any, key: str, module_name: str) -> Any:
+    """`tool.metadata[key]`, else `module_name` in the module that defines the tool's function."""
     metadata = getattr(tool, "metadata", None) or {}
-    if isinstance(metadata, Mapping) and isinstance(metadata.get(key), str):
+    if isinstance(metadata, Mapping) and metadata.get(key) is not None:
         return metadata[key]
     function = getattr(tool, "func", None) or getattr(tool, "coroutine", None)
     module = sys.modules.get(getattr(function, "__module__", "") or "")
-    found = getattr(module, module_name, None) if module is not None else None
-    return found if isinstance(found, str) else None
+    return getattr(module, module_name, None) if module is not None else None
+
+
+def _question_as_argument(tool: Any, value: str, question: str) -> str | None:
+    """What the tool reads the whole question as, when that is not `value` already; None when
+    the tool does not say or the question is not an argument (a failing reader counts as no:
+    repairing a copy never fails a step)."""
+    reader = argument_from_question(tool)
+    try:
+        meant = reader(question) if reader else None
+    except Exception:
+        return None
+    if not isinstance(meant, str) or not meant.strip():
+        return None
+    same = "".join(meant.split()).casefold() == "".join(value.split()).casefold()
+    return None if same else meant
 
 
 def whole_question_copy(reply: str, question: str, tools: Sequence[Any]) -> str:
@@ -81,7 +114,9 @@ def whole_question_copy(reply: str, question: str, tools: Sequence[Any]) -> str:
     if whole and isinstance(step.tool_input.get(whole), str):
         argument, meant = whole, question if _piece_of(step.tool_input[whole], question) else None
     elif piece and isinstance(step.tool_input.get(piece), str):
-        argument, meant = piece, slipped_copy(step.tool_input[piece], question)
+        value = step.tool_input[piece]
+        meant = _question_as_argument(tool, value, question) or slipped_copy(value, question)
+        argument = piece
     else:
         return reply
     if meant is None:
