@@ -19,6 +19,7 @@ about 300 + 240 characters), and the whole cut at `MAX_RESULT_CHARS` with a note
 from __future__ import annotations
 
 import asyncio
+import re
 import sqlite3
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from pydantic import BaseModel, Field
 from tools._support import env_str
 from tools.knowledge_index import connect, index_path, open_synced
 from tools.knowledge_query import Hit, Term, best_sentence_score, query_terms, search
+from tools.knowledge_text import asks_a_number
 
 SAMPLE_DIR = Path(__file__).resolve().parent / "knowledge_base"
 MAX_QUERY_CHARS = 500
@@ -61,12 +63,12 @@ def search_knowledge(query: str, *, limit: int = RESULT_COUNT) -> str:
         raise ToolException(f"The search text {text!r} has no words to search for.")
     db_path = index_path(folder)
     try:
-        hits = _with_index(db_path, folder, terms, limit)
+        hits = _with_index(db_path, folder, terms, limit, asks_a_number(text))
     except sqlite3.DatabaseError as exc:
         if isinstance(exc, sqlite3.OperationalError):
             raise ToolException(f"The knowledge index {db_path} failed: {exc}.") from None
         db_path.unlink(missing_ok=True)  # not a database (corrupt): rebuild it once
-        hits = _with_index(db_path, folder, terms, limit)
+        hits = _with_index(db_path, folder, terms, limit, asks_a_number(text))
     if not hits:
         return f"No documents in {folder} match {text!r}."
     entries = [
@@ -86,11 +88,13 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _with_index(db_path: Path, folder: Path, terms: list[Term], limit: int) -> list[Hit]:
+def _with_index(
+    db_path: Path, folder: Path, terms: list[Term], limit: int, wants_number: bool
+) -> list[Hit]:
     try:
         with connect(db_path) as conn:
             open_synced(conn, folder)
-            return search(conn, terms, limit)
+            return search(conn, terms, limit, wants_number)
     except OSError as exc:
         raise ToolException(f"Cannot open the knowledge index {db_path}: {exc}.") from None
 
@@ -100,14 +104,24 @@ def _with_index(db_path: Path, folder: Path, terms: list[Term], limit: int) -> l
 # questions mostly score 1.2 to 9, arithmetic and clock questions 0 to 1.3.
 AFFINITY_FLOOR = 1.0
 AFFINITY_SPAN = 2.0
+# A question that names the notes is about them, whatever its words score.
+_NAMES_THE_NOTES = re.compile(
+    r"\b(?:my|our|your|the|these|those)\s+(?:[\w-]+\s+){0,2}?notes?\b"
+    r"|\b(?:my|our) (?:docs|documentation)\b|\bknowledge[ _]?(?:base|search)\b"
+    r"|笔记(?!本)|文档|知识库",
+    re.IGNORECASE,
+)
 
 
 def notes_affinity(question: str) -> float:
     """How much `question` is about what the user's notes say, from 0 to 1: the score of the
     notes' sentence that holds its words best. Small models pick their examples with it
     (`graph.models.local.selection`): a question that never says "my notes" still gets the
-    notes' examples when the notes answer it. Never raises; 0 when it cannot tell."""
+    notes' examples when the notes answer it, and one that names them ("according to the
+    weather note…") gets 1. Never raises; 0 when it cannot tell."""
     text = " ".join(question.split())[:MAX_QUERY_CHARS]
+    if _NAMES_THE_NOTES.search(text):
+        return 1.0
     folder = corpus_dir()
     terms = query_terms(text) if text else []
     if not terms or not folder.is_dir():

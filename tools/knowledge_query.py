@@ -38,11 +38,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from tools.knowledge_synonyms import phrase_words, related_words
-from tools.knowledge_text import STOP_WORDS, sections, stems
+from tools.knowledge_text import STOP_WORDS, holds_a_number, sections, stems
 
 MAX_TERMS = 40
 EXCERPT_CHARS = 240
 MAX_SENTENCE_CHARS = 300
+NUMBER_ANSWER = 1.0  # a sentence with a number, for a "how many" question (`excerpt_and_score`)
+LABEL_WORDS = 3  # a "sentence" this short is a label for the next one (see `_is_label`)
+LABEL_CJK_CHARS = 6
 STEM_WEIGHT = 0.75  # a word found only through one of its stems
 RELATED_WEIGHT = 0.6  # a word found only through a word of the same meaning
 TABLE_ROW_WEIGHT = 0.8  # a sentence that is a table row
@@ -152,8 +155,11 @@ def _matching_ids(conn: sqlite3.Connection, term: Term) -> set[int]:
         return set()
 
 
-def search(conn: sqlite3.Connection, terms: list[Term], limit: int) -> list[Hit]:
-    """The best `limit` documents for `terms`, best first."""
+def search(
+    conn: sqlite3.Connection, terms: list[Term], limit: int, wants_number: bool = False
+) -> list[Hit]:
+    """The best `limit` documents for `terms`, best first; `wants_number`: the question asks
+    how many or how much (see `excerpt_and_score`)."""
     total = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
     if not total:
         return []
@@ -194,7 +200,7 @@ def search(conn: sqlite3.Connection, terms: list[Term], limit: int) -> list[Hit]
     rarity = sentence_rarities([sections(body, title) for _, title, body in rows], terms)
     hits = []
     for order, (path, title, body) in enumerate(rows):
-        text, best = excerpt_and_score(body, terms, title, rarity)
+        text, best = excerpt_and_score(body, terms, title, rarity, wants_number=wants_number)
         words = round(_sentence_score(f"{title}\n{body}", terms, {}), 6)
         hits.append((-words, -best, order, Hit(path, title, text, best)))
     # the document whose best sentence answers best first; then the one holding more query
@@ -284,14 +290,20 @@ def excerpt_and_score(
     title: str = "",
     rarities: dict[str, float] | None = None,
     width: int = EXCERPT_CHARS,
+    wants_number: bool = False,
 ) -> tuple[str, float]:
     """The sentence of `body` with the most query words (ties: the one whose words are rarer
-    in this note, then the earlier one), then the sentence after it if the first is short; one
+    in this note, then the earlier one; a heading stands for the sentence under it), then the
+    sentence after it if the first is short; one
     sentence per line, each cut to about `MAX_SENTENCE_CHARS` around its first match. The title
     heading is left out.
 
     Rarer in the note: in a note about weather, 天气 is in every other sentence and says little
-    about which one answers "天气工具默认用哪个数据源？"; 默认 ("default") is in one."""
+    about which one answers "天气工具默认用哪个数据源？"; 默认 ("default") is in one.
+
+    `wants_number`: the question asks how many or how much, and a sentence that states a
+    number gains `NUMBER_ANSWER` ("The agent ships six tools." over "Tool errors … come back",
+    for "how many tools does the agent come with?")."""
     placed = sections(body, title) or [(" ".join(body.split()), "")]
     units = [unit for unit, _ in placed]
     holds = [{t.key for t in terms if t.text in unit.casefold()} for unit in units]
@@ -300,13 +312,36 @@ def excerpt_and_score(
         _sentence_score(unit, terms, rarities or {})
         + _context_score(unit, heading, terms)
         + sum(math.log(len(units) / counts[key]) / 10 for key in keys)
+        + (NUMBER_ANSWER if wants_number and keys and holds_a_number(unit) else 0.0)
         for (unit, heading), keys in zip(placed, holds, strict=True)
     ]
     best = max(range(len(units)), key=lambda i: (scores[i], -i))
-    lines = [_clip_around(units[best], terms, MAX_SENTENCE_CHARS)]
-    if len(lines[0]) < width // 2 and best + 1 < len(units):
-        lines.append(_clip_around(units[best + 1], terms, width))
+    shown = best
+    while _is_heading(placed, shown):  # "## Settings" over "### Folder" over the sentence
+        shown += 1
+    first = units[shown]
+    if _is_label(first) and shown + 1 < len(units) and placed[shown + 1][1] == placed[shown][1]:
+        shown += 1  # "Native tool calls." leads its sentence on one line
+        first = f"{first} {units[shown]}"
+    lines = [_clip_around(first, terms, MAX_SENTENCE_CHARS)]
+    if len(lines[0]) < width // 2 and shown + 1 < len(units):
+        lines.append(_clip_around(units[shown + 1], terms, width))
     return "\n".join(line for line in lines if line), scores[best]
+
+
+def _is_heading(placed: list[tuple[str, str]], at: int) -> bool:
+    """Whether the unit at `at` is a heading with text under it. A heading names what the
+    text under it answers, it is not the answer: a small model copies the excerpt's first
+    line, and "Settings" or "knowledge_search finds nothing." answered nothing."""
+    return at + 1 < len(placed) and placed[at + 1][1] == placed[at][0]
+
+
+def _is_label(unit: str) -> bool:
+    """A few words that name what follows ("Native tool calls.", a list item's bold lead-in):
+    shown with the sentence after it, never alone as the line a small model copies."""
+    if _IS_CJK.search(unit):
+        return len(unit) <= LABEL_CJK_CHARS
+    return len(unit.split()) <= LABEL_WORDS
 
 
 def excerpt(body: str, terms: list[Term], title: str = "") -> str:

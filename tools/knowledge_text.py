@@ -135,3 +135,24 @@ def sections(body: str, title: str = "") -> list[tuple[str, str]]:
             (piece.strip(), context) for piece in _SENTENCE_END.split(unit) if piece.strip()
         )
     return found
+
+
+_COUNTER = "[个次种天年条项位台分秒周月遍号点]"
+_ASKS_A_NUMBER = re.compile(rf"\bhow (?:many|much)\b|多少|几{_COUNTER}", re.IGNORECASE)
+_HOLDS_A_NUMBER = re.compile(
+    r"(?<![\w-])\d+(?:\.\d+)?(?![\w-])|\b(?:one|two|three|four|five|six|seven|eight|nine|ten"
+    r"|eleven|twelve|twenty|thirty|hundred|thousand|once|twice)\b"
+    rf"|[一二两三四五六七八九十百千万\d]+{_COUNTER}",
+    re.IGNORECASE,
+)
+
+
+def asks_a_number(question: str) -> bool:
+    """Whether the answer to `question` is a count or an amount ("how many…?", "重试几次？")."""
+    return bool(_ASKS_A_NUMBER.search(question))
+
+
+def holds_a_number(sentence: str) -> bool:
+    """Whether `sentence` states a count or an amount: a number standing alone (not the 8 of
+    UTF-8), a number word, or a Chinese numeral with its counter (三次, not the 一 of 统一)."""
+    return bool(_HOLDS_A_NUMBER.search(sentence))

@@ -253,8 +253,32 @@ def test_a_declared_affinity_is_advice_clamped_and_never_an_error() -> None:
     assert tool_affinity(tool(lambda q: float("nan")), "q") == 0.0
     assert tool_affinity(tool(lambda q: 1 / 0), "q") == 0.0
     assert tool_affinity(tool("not callable"), "q") == 0.0
+    assert tool_affinity(tool(lambda q: -5), "q") == -1.0  # not for this tool
+    weather = next(t for t in ALL if t.name == "weather")
+    assert tool_affinity(weather, "What is 2 + 2?") == 0.0  # declares none
+
+
+@pytest.mark.parametrize(
+    ("question", "affinity"),
+    [
+        ("What is 2 + 2?", 1.0),
+        ("一百二十八除以八是多少", 1.0),
+        ("How many servers do we run? Multiply that by 4.", 0.0),
+        ("In a ReAct round, what exactly does an Action consist of?", -1.0),
+        ("What is pi times e?", 0.0),
+        ("Multiply the result by itself.", 0.0),
+        ("把它翻倍", 0.0),
+        ("只有我一个人在一台电脑上用，检查点存在哪里比较合适？", -1.0),
+    ],
+)
+def test_the_calculator_claims_arithmetic_and_leaves_questions_without_numbers(
+    question: str, affinity: float
+) -> None:
     calculator = next(t for t in ALL if t.name == "calculator")
-    assert tool_affinity(calculator, "What is 2 + 2?") == 0.0  # declares none
+    assert tool_affinity(calculator, question) == affinity
+    model = LocalCompletionModel(base_url="http://127.0.0.1:9/v1")
+    shown = "\nAction: calculator\n" in model.prompt_for([HumanMessage(question)], ALL)
+    assert shown == (affinity >= 0)
 
 
 @pytest.mark.parametrize(

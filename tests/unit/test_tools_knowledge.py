@@ -17,9 +17,9 @@ from tools import knowledge_index
 from tools.knowledge import SAMPLE_DIR, knowledge_search, notes_affinity, search_knowledge
 from tools.knowledge_files import document_title
 from tools.knowledge_index import index_path
-from tools.knowledge_query import Term, _placement, query_terms
+from tools.knowledge_query import Term, _placement, excerpt, excerpt_and_score, query_terms
 from tools.knowledge_synonyms import GROUPS, PHRASES, phrase_words, related_words
-from tools.knowledge_text import sections, sentences
+from tools.knowledge_text import asks_a_number, sections, sentences
 
 CHECKPOINTS = """# Checkpoints
 
@@ -554,3 +554,80 @@ def test_notes_affinity_is_high_for_what_the_notes_answer(
     assert notes_affinity("") == 0.0
     monkeypatch.setenv("REACT_AGENT_KB_DIR", str(tmp_path / "missing"))
     assert notes_affinity("Can a thread resume after a crash?") == 0.0
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "According to the Chinese weather note, what does the observation include?",
+        "what port does staging use? check my docs",
+        "Look it up in my notes: who owns the backup job?",
+        "我的笔记里周会是星期几？",
+        "查一下文档：默认时区是什么？",
+    ],
+)
+def test_a_question_that_names_the_notes_is_about_them(
+    question: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "empty.md").write_text("# Empty\n\nNothing here.\n", encoding="utf-8")
+    monkeypatch.setenv("REACT_AGENT_KB_DIR", str(tmp_path))
+    assert notes_affinity(question) == 1.0
+    assert notes_affinity("What is the weather in Paris today?") == 0.0
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Note: what is 17 * 23?",
+        "Please note, what time is it in Tokyo?",
+        "How many notes are in an octave?",
+        "Fetch the docs at https://docs.python.org/3/",
+        "笔记本电脑多少钱？",
+    ],
+)
+def test_a_note_that_is_not_the_notes_claims_nothing(
+    question: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "empty.md").write_text("# Empty\n\nNothing here.\n", encoding="utf-8")
+    monkeypatch.setenv("REACT_AGENT_KB_DIR", str(tmp_path))
+    assert notes_affinity(question) == 0.0
+
+
+def test_a_heading_is_never_the_excerpt_s_first_line() -> None:
+    """A small model copies the excerpt's first line; a heading answers nothing."""
+    plain = (
+        "Troubleshooting\n\nThe search finds nothing.\n  Search with distinctive keywords.\n"
+        "  Check the folder.\n"
+    )
+    shown = excerpt(plain, query_terms("the search finds nothing, why?"), "Troubleshooting")
+    assert shown.splitlines()[0] == "Search with distinctive keywords."
+    markdown = "# Notes\n\n## Settings\n\n- `APP_TOOLS` picks the tools.\n"
+    assert excerpt(markdown, query_terms("settings"), "Notes") == "`APP_TOOLS` picks the tools."
+    nested = "# Notes\n\n## Settings\n\n### Folder\n\nThe notes folder is `APP_DIR`.\n"
+    assert excerpt(nested, query_terms("settings"), "Notes") == "The notes folder is `APP_DIR`."
+
+
+def test_a_label_is_shown_with_the_sentence_it_names() -> None:
+    body = (
+        "# Modes\n\n- **Fast mode.** Skips the index and reads files directly.\n"
+        "- **Safe mode.** Locks the index first.\n"
+    )
+    first = excerpt(body, query_terms("what does fast mode do"), "Modes").splitlines()[0]
+    assert first == "Fast mode. Skips the index and reads files directly."
+
+
+def test_a_how_many_question_prefers_the_sentence_with_a_number() -> None:
+    body = (
+        "# Kit\n\nErrors come back to the model as text.\n\n"
+        "The kit ships six tools. Each tool has a name.\n"
+    )
+    terms = query_terms("how many tools does the kit come with?")
+    assert excerpt_and_score(body, terms, "Kit", wants_number=True)[0].startswith(
+        "The kit ships six tools."
+    )
+    assert asks_a_number("how many tools?") and asks_a_number("要重试几次？")
+    assert not asks_a_number("Which setting picks the tools?") and not asks_a_number("几乎")
+    every = "# Kit\n\nEvery tool of the kit comes with its own tests.\n\nThe kit ships six tools.\n"
+    assert excerpt_and_score(every, terms, "Kit", wants_number=True)[0].startswith(
+        "The kit ships six tools."
+    )

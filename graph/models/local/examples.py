@@ -144,10 +144,14 @@ def declared_examples(tool: Any) -> list[Mapping[str, Any]]:
     return [e for e in found if isinstance(e, Mapping) and e.get("tool", name) == name]
 
 
+NOT_FOR_TOOL = -1.0  # an affinity that leaves the tool's examples out (see `tool_affinity`)
+
+
 def tool_affinity(tool: Any, question: str) -> float:
-    """How much `question` is about what `tool` holds (0..1), by the tool's own declaration:
+    """How much `question` is about what `tool` holds (-1..1), by the tool's own declaration:
     `metadata={"affinity": callable}` or `AFFINITY = callable` in its module; 0 without one or
-    when it fails (picking examples never fails a request)."""
+    when it fails (picking examples never fails a request). A negative value (`NOT_FOR_TOOL`)
+    says the question cannot be for the tool: the calculator and a question without a number."""
     metadata = getattr(tool, "metadata", None) or {}
     judge = metadata.get("affinity") if isinstance(metadata, Mapping) else None
     if judge is None:
@@ -160,7 +164,7 @@ def tool_affinity(tool: Any, question: str) -> float:
         value = float(judge(question))
     except Exception:  # a tool's judgement is advice: never a failed request
         return 0.0
-    return min(max(value, 0.0), 1.0) if value == value else 0.0
+    return min(max(value, NOT_FOR_TOOL), 1.0) if value == value else 0.0
 
 
 def tool_name(tool: Any) -> str:

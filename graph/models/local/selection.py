@@ -18,8 +18,9 @@ from collections.abc import Iterable, Mapping
 
 from graph.models.local.examples import Example, ExamplePool
 
-# A tool's own word on how much a question is about what it holds (0..1), added to the likeness
-# of its examples: the notes' search knows which questions its notes answer; no example can.
+# A tool's own word on how much a question is about what it holds (0..1, added to the likeness
+# of its examples; -1 rules the tool out): the notes' search knows which questions its notes
+# answer; no example can.
 AFFINITY_WEIGHT = 1.0
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _WORDS = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
@@ -162,11 +163,16 @@ def pick_examples(
     each other tool, most similar first, and are filled in declaration order when no example
     is like the question at all, so the model still sees what else there is.
 
-    `affinity`: per tool name, how much the question is about what that tool holds (0..1,
+    `affinity`: per tool name, how much the question is about what that tool holds (-1..1,
     `examples.tool_affinity`), added to its examples' likeness. "How often does the agent save
     its state?" looks like none of the notes examples (tomatoes, ports), but the notes answer it.
+    A tool whose affinity is negative is not shown at all: "In a ReAct round, what exactly
+    does an Action consist of?" looked most like the calculator's examples ("exactly" is in
+    its description), though a question without a number has nothing to calculate.
     """
     examples = pool.examples
+    ruled_out = {tool for tool, value in (affinity or {}).items() if value < 0}
+    examples = [e for e in examples if e.source not in ruled_out] or examples
     if len(examples) <= count:
         return list(examples)
     if not asks_for_more_than_one_thing(question):  # a two-step record teaches a second step
