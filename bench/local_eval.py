@@ -46,6 +46,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation, localcontext
 from pathlib import Path
 from typing import Any
 
@@ -74,13 +75,30 @@ Check = Callable[[str, list[dict]], bool]
 
 
 def number(*values: str) -> Check:
-    """The answer contains one of these numbers (digits not glued to other digits; 1,024 ok)."""
+    """The answer contains one of these numbers (digits not glued to other digits; 1,024 ok),
+    or a longer decimal that rounds to one, half up (2.33333333333 for 2.3333)."""
 
     def check(answer: str, _steps: list[dict]) -> bool:
         plain = re.sub(r"(?<=\d),(?=\d{3})", "", answer)
-        return any(re.search(rf"(?<![\d.]){re.escape(v)}(?![\d])", plain) for v in values)
+        if any(re.search(rf"(?<![\d.]){re.escape(v)}(?![\d])", plain) for v in values):
+            return True
+        written = re.findall(r"(?<![\d.])-?\d+\.\d+", plain)
+        return any(_rounds_to(d, v) for d in written for v in values if "." in v)
 
     return check
+
+
+def _rounds_to(written: str, expected: str) -> bool:
+    """Whether the decimal `written`, with more places than `expected`, rounds to it."""
+    places = len(expected.partition(".")[2])
+    if len(written.partition(".")[2]) <= places:
+        return False
+    with localcontext(prec=len(written) + places + 2):
+        try:
+            rounded = Decimal(written).quantize(Decimal(1).scaleb(-places), ROUND_HALF_UP)
+            return rounded == Decimal(expected)
+        except InvalidOperation:
+            return False
 
 
 def words(*needles: str) -> Check:
@@ -287,6 +305,14 @@ def _tasks() -> list[Task]:
 TASKS = _tasks()
 HOLDOUT = ROOT / "bench" / "data" / "local_eval_holdout.jsonl"
 FRESH = ROOT / "bench" / "data" / "local_eval_fresh.jsonl"  # a second blind set, 60 questions
+# two more blind sets of 60, written in the next round: `unseen` was run once on the code as
+# it stood and then read; `final` was run once on the final code and not tuned on
+BLIND_SETS = {
+    "holdout": HOLDOUT,
+    "fresh": FRESH,
+    "unseen": ROOT / "bench" / "data" / "local_eval_unseen.jsonl",
+    "final": ROOT / "bench" / "data" / "local_eval_final.jsonl",
+}
 CHECKS: dict[str, Callable[..., Check]] = {
     "number": lambda values: number(*values),
     "words": lambda values: words(*values),
@@ -533,7 +559,9 @@ def by_kind(results: list[Result]) -> str:
 def rescore(path: Path) -> int:
     """The tables for a results file, with the tasks' current checks (the runs are not
     repeated; the clock's "year * 2" is checked against this year)."""
-    by_name = {t.name: t for t in [*TASKS, *load_tasks(HOLDOUT), *load_tasks(FRESH)]}
+    by_name = {
+        t.name: t for t in [*TASKS, *(t for p in BLIND_SETS.values() for t in load_tasks(p))]
+    }
     results = []
     for raw in json.loads(path.read_text())["results"]:
         result = Result(**raw)
@@ -555,8 +583,8 @@ def main() -> int:
     parser.add_argument(
         "--tasks",
         default="builtin",
-        help="builtin, holdout, fresh (bench/data/local_eval_*.jsonl), both (builtin and "
-        "holdout), all, or a .jsonl path",
+        help="builtin, holdout, fresh, unseen, final (bench/data/local_eval_*.jsonl), both "
+        "(builtin and holdout), all, or a .jsonl path",
     )
     parser.add_argument("--only", default="", help="task kinds or names, comma-separated")
     parser.add_argument("--quick", action="store_true", help="15 tasks, every kind")
@@ -572,10 +600,9 @@ def main() -> int:
     modes = [m for m in args.modes.split(",") if m]
     chosen = {
         "builtin": TASKS,
-        "holdout": load_tasks(HOLDOUT),
-        "fresh": load_tasks(FRESH),
+        **{name: load_tasks(path) for name, path in BLIND_SETS.items()},
         "both": [*TASKS, *load_tasks(HOLDOUT)],
-        "all": [*TASKS, *load_tasks(HOLDOUT), *load_tasks(FRESH)],
+        "all": [*TASKS, *(t for path in BLIND_SETS.values() for t in load_tasks(path))],
     }
     tasks = chosen.get(args.tasks) or load_tasks(Path(args.tasks))
     if args.only:
