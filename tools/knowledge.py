@@ -61,14 +61,14 @@ def search_knowledge(query: str, *, limit: int = RESULT_COUNT) -> str:
     terms = query_terms(text)
     if not terms:
         raise ToolException(f"The search text {text!r} has no words to search for.")
-    db_path = index_path(folder)
+    db_path, wants_number = index_path(folder), asks_a_number(text)
     try:
-        hits = _with_index(db_path, folder, terms, limit, asks_a_number(text))
+        hits = _with_index(db_path, folder, terms, limit, wants_number)
     except sqlite3.DatabaseError as exc:
         if isinstance(exc, sqlite3.OperationalError):
             raise ToolException(f"The knowledge index {db_path} failed: {exc}.") from None
         db_path.unlink(missing_ok=True)  # not a database (corrupt): rebuild it once
-        hits = _with_index(db_path, folder, terms, limit, asks_a_number(text))
+        hits = _with_index(db_path, folder, terms, limit, wants_number)
     if not hits:
         return f"No documents in {folder} match {text!r}."
     entries = [

@@ -557,40 +557,28 @@ def test_notes_affinity_is_high_for_what_the_notes_answer(
 
 
 @pytest.mark.parametrize(
-    "question",
+    ("question", "affinity"),
     [
-        "According to the Chinese weather note, what does the observation include?",
-        "what port does staging use? check my docs",
-        "Look it up in my notes: who owns the backup job?",
-        "我的笔记里周会是星期几？",
-        "查一下文档：默认时区是什么？",
+        ("According to the Chinese weather note, what does the observation include?", 1.0),
+        ("what port does staging use? check my docs", 1.0),
+        ("Look it up in my notes: who owns the backup job?", 1.0),
+        ("我的笔记里周会是星期几？", 1.0),
+        ("查一下文档：默认时区是什么？", 1.0),
+        ("What is the weather in Paris today?", 0.0),
+        # a note that is not the notes
+        ("Note: what is 17 * 23?", 0.0),
+        ("Please note, what time is it in Tokyo?", 0.0),
+        ("How many notes are in an octave?", 0.0),
+        ("Fetch the docs at https://docs.python.org/3/", 0.0),
+        ("笔记本电脑多少钱？", 0.0),
     ],
 )
-def test_a_question_that_names_the_notes_is_about_them(
-    question: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_question_that_names_the_notes_is_about_them_whatever_its_words_score(
+    question: str, affinity: float, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "empty.md").write_text("# Empty\n\nNothing here.\n", encoding="utf-8")
     monkeypatch.setenv("REACT_AGENT_KB_DIR", str(tmp_path))
-    assert notes_affinity(question) == 1.0
-    assert notes_affinity("What is the weather in Paris today?") == 0.0
-
-
-@pytest.mark.parametrize(
-    "question",
-    [
-        "Note: what is 17 * 23?",
-        "Please note, what time is it in Tokyo?",
-        "How many notes are in an octave?",
-        "Fetch the docs at https://docs.python.org/3/",
-        "笔记本电脑多少钱？",
-    ],
-)
-def test_a_note_that_is_not_the_notes_claims_nothing(
-    question: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    (tmp_path / "empty.md").write_text("# Empty\n\nNothing here.\n", encoding="utf-8")
-    monkeypatch.setenv("REACT_AGENT_KB_DIR", str(tmp_path))
-    assert notes_affinity(question) == 0.0
+    assert notes_affinity(question) == affinity
 
 
 def test_a_heading_is_never_the_excerpt_s_first_line() -> None:
