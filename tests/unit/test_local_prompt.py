@@ -308,6 +308,15 @@ def test_no_tool_has_more_than_two_of_the_picked_examples() -> None:
         assert max(sources.count(s) for s in set(sources)) <= 2
 
 
+def test_a_tool_that_steps_aside_is_never_shown_even_in_a_small_pool() -> None:
+    pool = example_pool(ALL)
+    everything = len(pool.examples)
+    kept = pick_examples("What is 2 + 2?", pool, count=everything, affinity={"calculator": -1.0})
+    assert kept and all(e.source != "calculator" for e in kept)
+    only = example_pool([BY_NAME["calculator"]], direct=False)
+    assert pick_examples("hi", only, count=10, affinity={"calculator": -1.0}) == list(only.examples)
+
+
 def test_a_small_pool_is_shown_whole() -> None:
     pool = example_pool([BY_NAME["calculator"]], direct=False)
     assert len(pick_examples("anything", pool, count=10)) == len(pool)
