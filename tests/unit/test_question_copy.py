@@ -10,7 +10,9 @@ from langchain_core.tools import StructuredTool
 from graph.models.local.copying import question_argument, slipped_copy, whole_question_copy
 from graph.protocols.text.reader import parse_react
 from tools import default_tools
+from tools.calculator import question_arithmetic
 from tools.clock import place_in_question
+from tools.safe_eval import MAX_EXPRESSION_CHARS
 
 TOOLS = default_tools()
 QUESTION = "The note search isn't picking up my files. Which setting tells it where my folder is?"
@@ -137,6 +139,15 @@ def test_a_question_that_is_not_arithmetic_leaves_the_expression(
 ) -> None:
     reply = f'Action: calculator\nAction Input: {{"expression": "{written}"}}'
     assert whole_question_copy(reply, question, TOOLS) == reply
+
+
+def test_a_question_longer_than_an_expression_may_be_is_not_read_as_one() -> None:
+    """The words would translate ("please" is noise), but a question past the calculator's
+    own bound is not arithmetic from end to end; reading it would only cost time."""
+    long = "please " * 80 + "what is 2 plus 2"
+    assert len(long) > MAX_EXPRESSION_CHARS
+    assert question_arithmetic(long) is None
+    assert question_arithmetic(long[-16:]) == "2 + 2"
 
 
 def test_a_tool_declares_how_it_reads_a_question() -> None:
