@@ -1,5 +1,4 @@
-"""Small helpers the tools share: reading configuration from the environment at call time and
-running a coroutine from synchronous code.
+"""Small helpers the tools share: reading configuration from the environment at call time.
 
 Every `env_*` reader looks at `os.environ` when it is called (never at import), so tests and
 long-running processes see the current value; a malformed value is a `ToolException` naming the
@@ -8,16 +7,9 @@ variable, which the agent shows the model verbatim.
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
 import os
-from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
 
 from langchain_core.tools import ToolException
-
-T = TypeVar("T")
 
 
 def env_str(name: str, default: str) -> str:
@@ -52,24 +44,3 @@ def env_int(name: str, default: int, *, minimum: int = 0) -> int:
     if value < minimum:
         raise ToolException(f"{name} must be a whole number of at least {minimum}, not {raw!r}.")
     return value
-
-
-def run_sync(make_coroutine: Callable[[], Awaitable[T]]) -> T:
-    """Run an async implementation from synchronous code.
-
-    With no event loop running in this thread it is simply `asyncio.run`. Inside a running loop
-    (a sync `invoke` made from async code) the coroutine runs on a fresh loop in a worker thread,
-    with a copy of the caller's context so context variables (test transports, fixed clocks)
-    still apply.
-    """
-
-    async def main() -> T:
-        return await make_coroutine()
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(main())
-    context = contextvars.copy_context()
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="react-agent-tool") as pool:
-        return pool.submit(context.run, asyncio.run, main()).result()

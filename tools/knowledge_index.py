@@ -27,8 +27,8 @@ from pathlib import Path
 
 from langchain_core.tools import ToolException
 
+from graph.support.files import private_dir, private_file, state_dir
 from tools.knowledge_files import document_title, read_document, scan
-from tools.state_files import private_dir, private_file, state_dir
 
 BUSY_TIMEOUT_S = 5.0
 SCHEMA_VERSION = 1

@@ -27,8 +27,9 @@ import httpx
 from langchain_core.tools import StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
+from graph.support.blocking import run_sync
 from tools import http_client
-from tools._support import env_int, env_str, run_sync
+from tools._support import env_int, env_str
 from tools.fetch_body import decode_html, html_to_text, page_kind
 from tools.fetch_guard import ALLOW_VARIABLE, AllowList, Target, check_url, shown
 

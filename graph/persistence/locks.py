@@ -44,7 +44,7 @@ from graph.persistence.savers import (
     sqlite_path,
     url_secrets,
 )
-from tools.state_files import private_dir
+from graph.support.files import private_dir
 
 HEARTBEAT = 1.0  # seconds between two checks of a PostgreSQL lock
 CHECK_TIMEOUT = 5.0  # a check unanswered for this long counts as a lost lock

@@ -31,7 +31,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from graph.persistence.guarded import guarded
 from graph.redaction import redact
 from graph.settings import ConfigError
-from tools.state_files import private_dir, private_file, state_dir
+from graph.support.files import private_dir, private_file, state_dir
 
 ENV_VAR = "REACT_AGENT_CHECKPOINTER"
 _HELP = (

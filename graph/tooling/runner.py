@@ -20,8 +20,8 @@ from pydantic import ValidationError
 from typing_extensions import TypedDict
 
 from graph.lru import LRU
+from graph.support.blocking import run_sync
 from graph.workers import DaemonWorkers
-from tools._support import run_sync
 
 T = TypeVar("T")
 PendingCall = dict[str, Any]  # a LangChain ToolCall: name, args, id (and `error` if unusable)
