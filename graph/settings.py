@@ -178,8 +178,13 @@ class AgentContext(BaseModel):
         "operator",
         'A JSON file {"mcpServers": {...}} of MCP servers whose tools join the registry.',
     )
+    middleware: list[str] = _setting(
+        list, "REACT_AGENT_MIDDLEWARE", "operator",
+        "LangChain AgentMiddleware to run, by import path (`module:attr`, comma-separated): "
+        "an instance, a class taking no arguments, or a function returning one or a list.",
+    )  # fmt: skip
 
-    @field_validator("tools", "approve", "allowed_models", mode="before")
+    @field_validator("tools", "approve", "allowed_models", "middleware", mode="before")
     @classmethod
     def _split_names(cls, value: Any, info: Any) -> Any:
         if isinstance(value, str):
