@@ -29,9 +29,7 @@ pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
 # read at import: the autouse clean_env fixture removes REACT_AGENT_* variables during tests
-POSTGRES = os.environ.get(
-    "REACT_AGENT_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test"
-)
+POSTGRES = os.environ.get("REACT_AGENT_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
 
 
 def answer(text: str) -> Reply:
@@ -45,7 +43,7 @@ def database() -> Iterator[str]:
     try:
         admin = psycopg.connect(POSTGRES, autocommit=True, connect_timeout=5)
     except psycopg.OperationalError as exc:
-        pytest.fail(f"PostgreSQL at {POSTGRES} is required (REACT_AGENT_TEST_POSTGRES_URL): {exc}")
+        pytest.fail(f"PostgreSQL at {POSTGRES} is required (REACT_AGENT_TEST_POSTGRES): {exc}")
     with admin:
         admin.execute(f'CREATE SCHEMA "{schema}"')
         sep = "&" if "?" in POSTGRES else "?"
