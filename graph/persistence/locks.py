@@ -3,9 +3,18 @@
 Two processes stepping the same thread would interleave their checkpoints; the second one gets
 `ThreadBusy` instead. The in-memory store lives in one process and needs no lock.
 
-SQLite stores use an exclusive `flock` on a small file next to the database (one machine),
-keyed on the database's real path, so a symlink or a relative path to the same file finds the
-same lock. The kernel drops the lock only when the process ends.
+SQLite stores lock the database file itself, keyed on the file (its device and inode), never
+on a name: a symlink, a relative path, a renamed file or a hard link from another folder all
+reach the same lock. On Linux the lock is an open-file-description byte-range lock
+(`F_OFD_SETLK`) on one byte of the database per thread, far past the bytes SQLite locks (its
+lock page sits at 1 GiB; ours start at 1 TiB, and locking past the end of a file does not grow
+it). The kernel drops it when the process ends. Elsewhere, an exclusive `flock` on a small file
+in a folder named after the database's device and inode, next to its real path.
+
+Each held lock has a descriptor of its own (two runs of one thread in one process must see
+each other), and a released descriptor is kept for the next lock instead of closed: closing
+any descriptor of a file drops every POSIX lock the process holds on it, SQLite's included, and
+a worker running other threads on the same store may be inside a transaction right then.
 
 PostgreSQL stores use a session advisory lock (any number of machines). It lives as long as
 its connection, and a connection can die under a run: an idle timeout, a pooler, a failover,
@@ -26,9 +35,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import fcntl
 import hashlib
 import os
+import struct
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -41,11 +53,19 @@ from graph.persistence.savers import (
     connect_options,
     describe,
     kind_of,
+    read_only_message,
     sqlite_path,
     url_secrets,
 )
-from graph.support.files import private_dir
+from graph.settings import ConfigError
+from graph.support.files import private_dir, private_file
 
+# Open-file-description locks where the kernel has them (Linux, 64-bit struct flock).
+OFD_LOCKS = sys.platform == "linux" and hasattr(fcntl, "F_OFD_SETLK") and struct.calcsize("@q") == 8
+_BASE = 1 << 40  # the first byte of a thread lock: far past SQLite's lock page at 1 GiB
+# Descriptors of SQLite stores whose lock was released, by (device, inode): reused, never
+# closed, since closing one would drop SQLite's own locks in this process (see above).
+_IDLE: dict[tuple[int, int], list[int]] = {}
 HEARTBEAT = 1.0  # seconds between two checks of a PostgreSQL lock
 CHECK_TIMEOUT = 5.0  # a check unanswered for this long counts as a lost lock
 _HELD_QUERY = (
@@ -72,11 +92,32 @@ def lock_key(thread_id: str) -> int:
     return int.from_bytes(digest, "big", signed=True)
 
 
+def store_key(url: str) -> tuple[int, int]:
+    """The SQLite store's (device, inode), the file created (0600) if new."""
+    path = sqlite_path(url)
+    try:
+        private_file(path)
+        info = path.stat()
+    except PermissionError:
+        raise ConfigError(read_only_message(path)) from None
+    except OSError as exc:
+        raise ConfigError(f"Cannot open the SQLite checkpointer {path}: {exc.strerror}.") from None
+    return info.st_dev, info.st_ino
+
+
+def lock_offset(thread_id: str) -> int:
+    """The byte of the database file that stands for the thread (past 1 TiB)."""
+    digest = hashlib.blake2b(thread_id.encode(), digest_size=8).digest()
+    return _BASE + int.from_bytes(digest, "big") % _BASE
+
+
 def lock_file(url: str, thread_id: str) -> Path:
-    """The flock file of a thread in a SQLite store: next to the database's real path."""
+    """Where systems without open-file-description locks keep the thread's flock file: a
+    folder named after the database's device and inode, next to its real path."""
     real = Path(os.path.realpath(sqlite_path(url)))
+    device, inode = store_key(url)
     name = hashlib.sha256(thread_id.encode()).hexdigest()[:32]
-    return real.with_name(f"{real.name}.locks") / f"{name}.lock"
+    return real.with_name(f"{real.name}.locks") / f"{device}-{inode}" / f"{name}.lock"
 
 
 @asynccontextmanager
@@ -102,7 +143,53 @@ async def thread_lock(
 
 @asynccontextmanager
 async def _sqlite_lock(url: str, thread_id: str) -> AsyncIterator[None]:
+    if not OFD_LOCKS:
+        async with _flock_file(url, thread_id):
+            yield
+        return
+    key = store_key(url)
+    fd = _idle_descriptor(key, sqlite_path(url))
+    offset = lock_offset(thread_id)
+    try:
+        _ofd_lock(fd, fcntl.F_WRLCK, offset)
+    except OSError as exc:
+        _IDLE.setdefault(key, []).append(fd)
+        if exc.errno in (errno.EAGAIN, errno.EACCES):
+            raise ThreadBusy(_message(thread_id)) from None
+        raise
+    try:
+        yield
+    finally:
+        _ofd_lock(fd, fcntl.F_UNLCK, offset)
+        _IDLE.setdefault(key, []).append(fd)
+
+
+def _idle_descriptor(key: tuple[int, int], path: Path) -> int:
+    """A descriptor of the store with no lock on it: a kept one, or a new one."""
+    idle = _IDLE.get(key)
+    while idle:
+        fd = idle.pop()
+        info = os.fstat(fd)
+        if (info.st_dev, info.st_ino) == key and info.st_nlink:
+            return fd
+        os.close(fd)  # that file was deleted (and its inode reused): nothing of it is open
+    try:
+        return os.open(path, os.O_RDWR | os.O_CLOEXEC)
+    except PermissionError:
+        raise ConfigError(read_only_message(path)) from None
+
+
+def _ofd_lock(fd: int, kind: int, offset: int) -> None:
+    """Set or clear the open-file-description lock on one byte (struct flock, 64-bit Linux:
+    type, whence, start, length, pid, padded to 32 bytes)."""
+    request = struct.pack("@hhqqi", kind, os.SEEK_SET, offset, 1, 0).ljust(32, b"\0")
+    fcntl.fcntl(fd, fcntl.F_OFD_SETLK, request)  # type: ignore[attr-defined]
+
+
+@asynccontextmanager
+async def _flock_file(url: str, thread_id: str) -> AsyncIterator[None]:
     path = lock_file(url, thread_id)
+    private_dir(path.parent.parent)
     private_dir(path.parent)
     fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)
     try:
@@ -233,5 +320,7 @@ __all__ = [
     "describe",
     "lock_file",
     "lock_key",
+    "lock_offset",
+    "store_key",
     "thread_lock",
 ]

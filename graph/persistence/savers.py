@@ -14,6 +14,7 @@ files follow it).
 from __future__ import annotations
 
 import asyncio
+import errno
 import hashlib
 import os
 import sqlite3
@@ -97,13 +98,29 @@ def sqlite_path(url: str) -> Path:
 
 
 def _sqlite_file(url: str) -> Path:
-    """The SQLite file, created 0600 if new (SQLite gives its -wal/-shm files the same mode)."""
+    """The SQLite file, created 0600 if new (SQLite gives its -wal/-shm files the same mode).
+    A store this process cannot write (its file, or the folder its -wal and -shm files go in)
+    is one sentence saying so, before SQLite fails on it half way through a command."""
     path = sqlite_path(url)
     try:
         private_file(path)
+    except PermissionError:
+        raise ConfigError(read_only_message(path)) from None
     except OSError as exc:
+        if exc.errno == errno.EROFS:
+            raise ConfigError(read_only_message(path)) from None
         raise ConfigError(f"Cannot create the checkpointer file {path}: {exc.strerror}.") from None
+    if not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK | os.X_OK)):
+        raise ConfigError(read_only_message(path))
     return path
+
+
+def read_only_message(path: Path) -> str:
+    return (
+        f"The SQLite checkpointer {path} is read-only: give this user write access to it and to "
+        f"its folder (SQLite writes its -wal and -shm files there), or choose another store "
+        f"with --checkpointer or {ENV_VAR}."
+    )
 
 
 # Every PostgreSQL connection of the project: TCP keepalives, so a peer that vanished (a

@@ -1,5 +1,6 @@
 """Thread locks under faults: a PostgreSQL lock whose connection dies mid-run, an idle timeout,
-two processes racing for one thread, and SQLite paths that name one file in different ways.
+two processes racing for one thread, and SQLite paths that name one file in different ways
+(symlinks, relative paths, hard links, a rename).
 
 Against the real PostgreSQL at 127.0.0.1:5432 (REACT_AGENT_TEST_POSTGRES overrides the URL);
 no server is a failure, not a skip.
@@ -10,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -24,7 +26,14 @@ import psycopg
 import pytest
 
 from graph.persistence.errors import LockLost, PersistenceError
-from graph.persistence.locks import ThreadBusy, lock_file, lock_key, thread_lock
+from graph.persistence.locks import (
+    OFD_LOCKS,
+    ThreadBusy,
+    lock_file,
+    lock_key,
+    store_key,
+    thread_lock,
+)
 from graph.persistence.savers import open_async_saver, open_saver
 from tests.support.cli import POSTGRES_URL, REPO
 
@@ -331,40 +340,115 @@ def test_two_processes_never_both_run_a_thread(thread: str, tmp_path: Path) -> N
 # -- SQLite: one file, one lock, however it is named --------------------------------------
 
 
-async def test_sqlite_lock_is_keyed_on_the_real_file(
+async def test_sqlite_lock_is_keyed_on_the_file_not_its_name(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Symlinks, relative paths, `..`, a hard link from another folder and a renamed file all
+    reach the one lock of the file."""
     real = tmp_path / "real" / "checkpoints.sqlite"
     real.parent.mkdir()
+    with open_saver(f"sqlite:///{real}"):
+        pass  # the store exists, as it does once a first run has opened it
     (tmp_path / "link.sqlite").symlink_to(real)
     (tmp_path / "linked-folder").symlink_to(real.parent, target_is_directory=True)
+    (tmp_path / "elsewhere").mkdir()
+    os.link(real, tmp_path / "elsewhere" / "hard.sqlite")
     monkeypatch.chdir(tmp_path)
     aliases = [
         f"sqlite:///{tmp_path / 'link.sqlite'}",
         f"sqlite:///{tmp_path / 'linked-folder' / 'checkpoints.sqlite'}",
         "sqlite:///real/checkpoints.sqlite",  # relative to the working folder
         f"sqlite:///{tmp_path / 'real' / '..' / 'real' / 'checkpoints.sqlite'}",
+        f"sqlite:///{tmp_path / 'elsewhere' / 'hard.sqlite'}",
     ]
     canonical = f"sqlite:///{real}"
     async with thread_lock(canonical, "t1"):
         for alias in aliases:
-            assert lock_file(alias, "t1") == lock_file(canonical, "t1")
+            assert store_key(alias) == store_key(canonical)
             with pytest.raises(ThreadBusy):
                 async with thread_lock(alias, "t1"):
                     pytest.fail(f"{alias} bypassed the lock held through {canonical}")
-        async with thread_lock(aliases[0], "another thread"):
+        async with thread_lock(aliases[-1], "another thread"):
             pass
-    async with thread_lock(aliases[0], "t1"):  # released: any name takes it
+        real.rename(real.with_name("renamed.sqlite"))  # the lock follows the file
+        with pytest.raises(ThreadBusy):
+            async with thread_lock(f"sqlite:///{real.with_name('renamed.sqlite')}", "t1"):
+                pytest.fail("a renamed store bypassed the lock")
+    async with thread_lock(aliases[-1], "t1"):  # released: any name takes it
         pass
 
 
-async def test_sqlite_lock_files_are_private(tmp_path: Path) -> None:
+HOLD = """
+import asyncio, sys
+from graph.persistence.locks import ThreadBusy, thread_lock
+
+async def main() -> None:
+    try:
+        async with thread_lock(sys.argv[1], sys.argv[2]):
+            print("locked", flush=True)
+            await asyncio.sleep(float(sys.argv[3]))
+    except ThreadBusy:
+        print("busy", flush=True)
+
+asyncio.run(main())
+"""
+
+
+def hold(url: str, thread: str, seconds: float) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-c", HOLD, url, thread, str(seconds)],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_a_hard_link_in_another_process_finds_the_lock_and_the_store_stays_whole(
+    tmp_path: Path,
+) -> None:
+    """One process holds a thread through the store's name, another asks through a hard link:
+    busy. The lock bytes lie past the end of the file, which neither grows nor breaks."""
+    real = tmp_path / "a" / "checkpoints.sqlite"
+    real.parent.mkdir()
+    url = f"sqlite:///{real}"
+    with open_saver(url) as saver:
+        agent = counter(saver, "one", 0.0)
+        agent.invoke({"count": 0, "goal": 3}, config("t1"))
+    size = real.stat().st_size
+    (tmp_path / "b").mkdir()
+    os.link(real, tmp_path / "b" / "other.sqlite")
+    first = hold(url, "t1", 5)
+    try:
+        assert first.stdout is not None and first.stdout.readline().strip() == "locked"
+        second = hold(f"sqlite:///{tmp_path / 'b' / 'other.sqlite'}", "t1", 0)
+        out, _ = second.communicate(timeout=30)
+        assert out.strip() == "busy"
+        third = hold(f"sqlite:///{tmp_path / 'b' / 'other.sqlite'}", "t2", 0)
+        out, _ = third.communicate(timeout=30)
+        assert out.strip() == "locked"
+        with open_saver(url) as saver:  # the store is read and written while a lock is held
+            agent = counter(saver, "two", 0.0)
+            agent.invoke({"count": 0, "goal": 3}, config("t3"))
+            assert agent.get_state(config("t1")).values["count"] == 3
+    finally:
+        first.kill()
+        first.wait()
+    assert real.stat().st_size >= size
+    assert real.stat().st_size < 1 << 30  # the lock bytes did not grow the file
+    assert sqlite3.connect(real).execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+async def test_sqlite_locks_leave_the_store_private(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'store' / 'checkpoints.sqlite'}"
     async with thread_lock(url, "t1"):
-        path = lock_file(url, "t1")
-        assert stat.S_IMODE(path.stat().st_mode) == 0o600
-        assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+        assert stat.S_IMODE((tmp_path / "store" / "checkpoints.sqlite").stat().st_mode) == 0o600
         assert stat.S_IMODE((tmp_path / "store").stat().st_mode) == 0o700
+    if not OFD_LOCKS:  # the fallback's flock files are private too
+        async with thread_lock(url, "t1"):
+            path = lock_file(url, "t1")
+            assert stat.S_IMODE(path.stat().st_mode) == 0o600
+            assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
 
 
 async def test_memory_needs_no_lock() -> None:
