@@ -87,20 +87,34 @@ def _writer(snapshot: StateSnapshot, previous: StateSnapshot | None) -> str:
 
 
 def summarize(node: str, snapshot: StateSnapshot, previous: StateSnapshot | None) -> str:
-    """What happened at this checkpoint, in one line."""
+    """What happened at this checkpoint, in one line, from two full states."""
     if node == "input":
         return "new input"
     values = snapshot.values or {}
     before = (previous.values or {}) if previous is not None else {}
     known = {m.id for m in before.get("messages", []) if getattr(m, "id", None)}
     fresh = [m for m in values.get("messages", []) if not m.id or m.id not in known]
+    return describe_changes(node, fresh, values, before, snapshot.interrupts)
+
+
+def describe_changes(
+    node: str,
+    fresh: Sequence[Any],
+    values: dict[str, Any],
+    before: dict[str, Any] | None,
+    interrupts: Sequence[Any] | None,
+) -> str:
+    """One line from what a checkpoint changed: the messages it added (`fresh`), its status
+    and answer (`values`) against the status before it, and the pauses it waits on. Only
+    plain channels of `values` are read, so a row never needs the whole conversation."""
+    before = before or {}
     parts = [text for text in (_describe(m) for m in fresh) if text]
     status = values.get("status")
     said = any(part.startswith("Final Answer:") for part in parts)
     if status in TERMINAL and (node == "finish" or (status != before.get("status") and not said)):
         detail = values.get("error") if status == "error" else values.get("answer")
         parts.append(f"{status}: {excerpt(detail or '', 200)}")
-    for pause in snapshot.interrupts or ():
+    for pause in interrupts or ():
         parts.append(f"waiting for approval: {_paused_calls(pause.value)}")
     return "; ".join(parts)
 
