@@ -9,16 +9,13 @@ while holding the GIL), lives in `tools/safe_eval.py`; this module is the tool.
 
 from __future__ import annotations
 
-import ast
-
 from langchain_core.tools import StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
 from tools.math_words import to_expression
-from tools.number_mentions import mentions_numbers
 from tools.safe_eval import FUNCTIONS, MAX_EXPRESSION_CHARS, CalculatorError, evaluate
 
-__all__ = ["CalculatorError", "CalculatorInput", "calculator", "evaluate", "question_arithmetic"]
+__all__ = ["CalculatorError", "CalculatorInput", "calculator", "evaluate"]
 
 MAX_RESULT_CHARS = 1000  # a result is at most 1e300 (301 digits); a refusal quotes <= 500 chars
 
@@ -77,109 +74,3 @@ calculator = StructuredTool.from_function(
     ),
     args_schema=CalculatorInput,
 )
-
-
-def question_arithmetic(question: str) -> str | None:
-    """The arithmetic a question states from end to end, as an expression: "(45 + 55) * 12 / 8
-    = ?", "what is seven to the power of four" (`7 ** 4`), "一百二十八除以八是多少" (`128 / 8`).
-    None when the question is not arithmetic throughout (a word problem, a question about
-    something else) or holds no operation ("what is 42?")."""
-    text = question.strip()
-    if len(text) > MAX_EXPRESSION_CHARS:
-        return None
-    expression = to_expression(text) or text.rstrip(" =?？!！.。")
-    try:
-        tree = ast.parse(expression, mode="eval")
-        evaluate(expression)
-    except (SyntaxError, ValueError, CalculatorError):
-        return None
-    if not any(isinstance(node, (ast.BinOp, ast.Call)) for node in ast.walk(tree)):
-        return None
-    return expression
-
-
-def arithmetic_affinity(question: str) -> float:
-    """How much `question` is for the calculator (graph.models.local.examples.tool_affinity):
-    1 when it is arithmetic throughout, -1 (not for it) when it holds no number at all."""
-    if question_arithmetic(question):
-        return 1.0
-    return 0.0 if mentions_numbers(question) else -1.0
-
-
-# The argument a small model fills with the arithmetic copied from the question
-# (graph.models.local.copying): a copy a character or two off ("eight times seven" for
-# "eighteen times seven") is taken as the piece of the question it copied.
-COPIED_ARGUMENT = "expression"
-# When the whole question is arithmetic, that arithmetic is the expression, whatever the small
-# model wrote: it copied a part ("(45 + 55)" of "(45 + 55) * 12 / 8") or translated badly
-# ("108 / 8" for 一百二十八除以八, "twenty-one times 21" for "nineteen times twenty-one").
-ARGUMENT_FROM_QUESTION = question_arithmetic
-AFFINITY = arithmetic_affinity
-
-
-# Worked examples for small local models (graph.models.local.examples): real output layout. The
-# input copies the question's own words (the calculator reads them; a small model copies well and
-# translates badly), and the answer repeats the result: copying is what a small model does well.
-EXAMPLES = [
-    {
-        "question": "What is 12 * 9?",
-        "thought": "I pass the arithmetic to the calculator.",
-        "input": {"expression": "12 * 9"},
-        "observation": "108",
-        "answer": "108",
-    },
-    {
-        "question": "What is forty-two divided by six?",
-        "thought": "I pass the arithmetic to the calculator.",
-        "input": {"expression": "forty-two divided by six"},
-        "observation": "7\n(read as 42 / 6)",
-        "answer": "7",
-    },
-    {
-        "question": "125 加 37 等于多少？",
-        "thought": "I pass the arithmetic to the calculator.",
-        "input": {"expression": "125 加 37"},
-        "observation": "162\n(read as 125 + 37)",
-        "answer": "162",
-    },
-    {
-        "question": "What is 20% of 45?",
-        "thought": "I pass the arithmetic to the calculator.",
-        "input": {"expression": "20% of 45"},
-        "observation": "9\n(read as 20 * 45 / 100)",
-        "answer": "9",
-    },
-    {
-        "question": "What is half of 90?",
-        "thought": "I pass the arithmetic to the calculator.",
-        "input": {"expression": "half of 90"},
-        "observation": "45\n(read as 90 / 2)",
-        "answer": "45",
-    },
-    {
-        "question": "What is the square root of 196?",
-        "thought": "I pass the arithmetic to the calculator.",
-        "input": {"expression": "the square root of 196"},
-        "observation": "14\n(read as sqrt(196))",
-        "answer": "14",
-    },
-    {
-        "question": "A bus has 40 seats. How many seats do 3 buses have?",
-        "thought": "3 buses with 40 seats each is 40 * 3.",
-        "input": {"expression": "40 * 3"},
-        "observation": "120",
-        "answer": "120",
-    },
-    {
-        "question": "Compute 6 * 7, then add 8 to the result.",
-        "steps": [
-            {"thought": "First I multiply.", "input": {"expression": "6 * 7"}, "observation": "42"},
-            {
-                "thought": "Now I add 8 to 42.",
-                "input": {"expression": "42 + 8"},
-                "observation": "50",
-            },
-        ],
-        "answer": "50",
-    },
-]

@@ -19,7 +19,6 @@ about 300 + 240 characters), and the whole cut at `MAX_RESULT_CHARS` with a note
 from __future__ import annotations
 
 import asyncio
-import re
 import sqlite3
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from pydantic import BaseModel, Field
 
 from tools._support import env_str
 from tools.knowledge_index import connect, index_path, open_synced
-from tools.knowledge_query import Hit, Term, best_sentence_score, query_terms, search
+from tools.knowledge_query import Hit, Term, query_terms, search
 from tools.knowledge_text import asks_a_number
 
 SAMPLE_DIR = Path(__file__).resolve().parent / "knowledge_base"
@@ -99,42 +98,6 @@ def _with_index(
         raise ToolException(f"Cannot open the knowledge index {db_path}: {exc}.") from None
 
 
-# A question whose best sentence in the notes scores this (about one rare word) is not about
-# them; each further AFFINITY_SPAN counts fully. Measured on the eval's questions: notes
-# questions mostly score 1.2 to 9, arithmetic and clock questions 0 to 1.3.
-AFFINITY_FLOOR = 1.0
-AFFINITY_SPAN = 2.0
-# A question that names the notes is about them, whatever its words score.
-_NAMES_THE_NOTES = re.compile(
-    r"\b(?:my|our|your|the|these|those)\s+(?:[\w-]+\s+){0,2}?notes?\b"
-    r"|\b(?:my|our) (?:docs|documentation)\b|\bknowledge[ _]?(?:base|search)\b"
-    r"|笔记(?!本)|文档|知识库",
-    re.IGNORECASE,
-)
-
-
-def notes_affinity(question: str) -> float:
-    """How much `question` is about what the user's notes say, from 0 to 1: the score of the
-    notes' sentence that holds its words best. Small models pick their examples with it
-    (`graph.models.local.selection`): a question that never says "my notes" still gets the
-    notes' examples when the notes answer it, and one that names them ("according to the
-    weather note…") gets 1. Never raises; 0 when it cannot tell."""
-    text = " ".join(question.split())[:MAX_QUERY_CHARS]
-    if _NAMES_THE_NOTES.search(text):
-        return 1.0
-    folder = corpus_dir()
-    terms = query_terms(text) if text else []
-    if not terms or not folder.is_dir():
-        return 0.0
-    try:
-        with connect(index_path(folder)) as conn:
-            open_synced(conn, folder)
-            best = best_sentence_score(conn, terms)
-    except (OSError, sqlite3.Error):
-        return 0.0
-    return min(1.0, max(0.0, (best - AFFINITY_FLOOR) / AFFINITY_SPAN))
-
-
 class KnowledgeSearchInput(BaseModel):
     query: str = Field(
         description=(
@@ -159,79 +122,3 @@ knowledge_search = StructuredTool.from_function(
     ),
     args_schema=KnowledgeSearchInput,
 )
-
-
-# Worked examples for small local models (graph.models.local.examples): the real output layout
-# (hits headed "[n] path — title", then the excerpt), over notes that are not in the sample corpus.
-# The query is the question's own words (a small model copies well and picks keywords badly; the
-# search drops the filler words), and the answer copies the sentence that answers it.
-EXAMPLES = [
-    {
-        "question": "When should I water the tomatoes? Search my notes.",
-        "thought": "I search the notes for the question.",
-        "input": {"query": "When should I water the tomatoes?"},
-        "observation": (
-            "[1] garden.md — Garden plan\nTomatoes are watered every morning at 7, and twice a "
-            "day in July.\nThe roses need water twice a week.\n\n"
-            "[2] shopping.txt — Shopping list\nSeeds for tomatoes, basil and mint."
-        ),
-        "answer": "Tomatoes are watered every morning at 7, and twice a day in July.",
-    },
-    {
-        "question": "I restarted the staging server. Which port does it use? Check my notes.",
-        "thought": "I search the notes for the question.",
-        "input": {"query": "I restarted the staging server. Which port does it use?"},
-        "observation": (
-            "[1] servers.md — Servers\nThe staging server listens on port 8443.\n"
-            "Production uses port 443 behind the load balancer."
-        ),
-        "answer": "The staging server listens on port 8443.",
-    },
-    {
-        "question": "我的笔记里，周会是星期几？",
-        "thought": "I search the notes for the question.",
-        "input": {"query": "周会是星期几？"},
-        "observation": (
-            "[1] meetings-zh.md — 会议安排\n每周的周会在星期二上午十点，地点是三楼会议室。"
-            "月度总结会在每个月最后一个星期五下午。"
-        ),
-        "answer": "每周的周会在星期二上午十点，地点是三楼会议室。",
-    },
-    {
-        "question": "数据库多久备份一次？查一下我的笔记。",
-        "thought": "I search the notes for the question.",
-        "input": {"query": "数据库多久备份一次？"},
-        "observation": (
-            "[1] backup-zh.md — 备份策略\n数据库每天凌晨两点自动备份一次。\n备份文件保存三十天。"
-        ),
-        "answer": "数据库每天凌晨两点自动备份一次。",
-    },
-    {
-        "question": "How many servers do we run according to my notes? Multiply that by 4.",
-        "steps": [
-            {
-                "tool": "knowledge_search",
-                "thought": "First I search the notes for the servers.",
-                "input": {"query": "How many servers do we run?"},
-                "observation": (
-                    "[1] servers.md — Servers\nWe run three servers: staging, production and "
-                    "backup.\nThe staging server listens on port 8443."
-                ),
-            },
-            {
-                "tool": "calculator",
-                "thought": "We run three servers. Now I multiply 3 by 4.",
-                "input": {"expression": "3 * 4"},
-                "observation": "12",
-            },
-        ],
-        "answer": "12",
-    },
-]
-
-# The argument that takes the user's question (graph.models.local.copying): a small model that
-# copied only part of a question of several sentences gets the whole question searched.
-QUESTION_ARGUMENT = "query"
-
-# How much a question is about this tool's contents (graph.models.local.examples.tool_affinity).
-AFFINITY = notes_affinity

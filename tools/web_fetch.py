@@ -171,20 +171,3 @@ web_fetch = StructuredTool.from_function(
     ),
     args_schema=WebFetchInput,
 )
-
-
-# Worked examples for small local models (graph.models.local.examples): real output layout; the
-# answer copies the sentence that answers the question.
-EXAMPLES = [
-    {
-        "question": "What does the page https://example.com/ say?",
-        "thought": "I need to read that page.",
-        "input": {"url": "https://example.com/"},
-        "observation": (
-            "Title: Example Domain\nURL: https://example.com/\n\nExample Domain\nThis domain is "
-            "for use in illustrative examples in documents. You may use this domain in "
-            "literature without prior coordination or asking for permission.\nMore information..."
-        ),
-        "answer": "This domain is for use in illustrative examples in documents.",
-    },
-]

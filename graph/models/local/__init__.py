@@ -13,8 +13,10 @@ The package is split by concern:
 - `model_file`: which GGUF file (`REACT_AGENT_GGUF` or a packaged model) and its checks;
 - `server`, `server_process`: the managed llama.cpp server process;
 - `completion`: `LocalCompletionModel`, the LangChain chat model on the completion endpoint;
-- `examples`, `selection`, `prompt`: the tools' worked examples, which ones a question gets,
-  the prompt they make with the conversation.
+- `hints`, `builtin_hints`: the typed hints a tool carries (worked examples, how its argument
+  relates to the question), and those of the built-in tools;
+- `prompt`, `constrain`: the records the model continues, and the grammars that narrow each
+  of its decisions to what the question supports.
 
 Nothing here imports llama.cpp, httpx or LangChain until it is used.
 """
@@ -42,10 +44,10 @@ if TYPE_CHECKING:
     from graph.models.local.server import LocalServer
 
 # The embedded model's recommended run policies (the agent's settings declare them).
-ANSWER_AFTER = 1  # results (failed calls aside) before only a Final Answer is offered
+ANSWER_AFTER = 2  # results (failed calls aside) before only a Final Answer is offered
 STEP_TOKENS = 100  # tokens per step: a one-line Thought and an Action, or a one-line answer
 RUN_DEADLINE = 30.0  # seconds per run
-QUOTED_ANSWERS = True  # an answer right after an observation quotes its first line
+QUOTED_ANSWERS = True  # an answer right after an observation is one of its quotable lines
 
 _LAZY = {
     "LocalServer": "graph.models.local.server",

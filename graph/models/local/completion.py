@@ -1,40 +1,37 @@
-"""The embedded model as a LangChain chat model that writes a prompt of worked examples and asks
-llama.cpp's completion endpoint to continue it.
+"""The embedded model as a LangChain chat model: worked records continued by llama.cpp's
+completion endpoint, one decision at a time, each under a grammar built for the question.
 
-Why not a chat endpoint: the packaged small models are base models, or instruction-tuned ones
-too small to follow a page of instructions. They continue documents, and a document of worked
-ReAct records (`prompt.py`, `examples.py`) is one they continue in the agent's format. So this
-model renders the messages it receives into that document and sends it to `/v1/completions`
-with the request's `grammar` (llama.cpp GBNF), `stop` and `max_tokens`.
+Why a completion endpoint: the packaged models are base models, or instruction-tuned ones too
+small to follow a page of instructions. They continue documents; a document of worked records
+(`prompt.py`) is one they continue in the agent's format.
 
-Contract with the agent (`completion_prompt = True`): under the text protocol it calls
-`model.bind_tools(tools).bind(stop=[...], extra_body={"grammar": ...})` and `invoke(messages)`
-with a system message, then the conversation in LangChain's standard form or as older
-text-rendered steps (`prompt.py` reads both). The bound tools decide which examples are shown;
-with no tools bound (the agent's answer-only step) the examples of the tools this model was
-last bound with are kept, so the prompt's beginning, and llama.cpp's cache of it, stays the
-same across the steps of a run. The reply is an AIMessage with the ReAct text the model wrote,
-for the agent's parser; `usage_metadata` comes from the server's usage figures.
+A step is up to two short requests, and the model makes every decision in them:
 
-The grammar is applied lazily (`lazy_grammar`): the step is first asked for without it and kept
-when the grammar accepts what came back (`graph.protocols.text.gbnf_match`), else asked for
-again under it. Grammar sampling checks every token of the vocabulary at every step, which
-tripled the cost of a step on two cores; few-shot prompted, the model's free step is valid
-almost every time.
+1. the choice (`Tool:`): the offered tools' names or `none`, under a grammar that allows only
+   those; greedy decoding picks the model's most likely option. Only the last position's
+   logits are needed, so the server keeps `logits_all` off;
+2. then, for a tool, its input (`Input:`) under the grammar its hints give
+   (`constrain.py`: expressions over the question's numbers, a piece of the question, or the
+   tool's JSON schema); a tool whose hints say it takes the whole question gets it from code;
+   for `none`, the model's own short answer (`Answer:`, one line).
 
-Policies (how many observations before only an answer is allowed, tokens per step, a run's
-deadline) are the agent's settings, not this transport's.
+After a result, the choice is another tool or the answer; the answer may be one of the lines
+the result offers (quoted answers). When only one line is allowed, code writes it without a
+call. Every reply says who decided in `response_metadata["react_decided_by"]` (`model` or
+`code`) and, for a call, who wrote the input in `react_argument_by`.
 
-`prompt_mode="chat"` sends the same messages to `/v1/chat/completions` instead, rendered as the
-text protocol's transcript (system prompt of instructions and tools, observations as user
-turns): the baseline the eval compares against.
+The reply is an AIMessage with ReAct text (`Thought:` / `Action:` / `Action Input:` or
+`Final Answer:`) for the agent's parser. The agent's own grammar, sent with `extra_body`, is
+used only in the `chat` prompt mode (the text protocol's transcript on `/v1/chat/completions`,
+the baseline the eval compares against): the completion mode builds narrower ones itself.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from typing import Any, ClassVar, Literal
 
 import httpx
@@ -45,16 +42,27 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from graph.models.local.copying import whole_question_copy
-from graph.models.local.examples import ExamplePool, example_pool, tool_affinity, tool_name
-from graph.models.local.prompt import HIDDEN_PREFIX, question_of, render_prompt
-from graph.models.local.selection import pick_examples
-from graph.protocols.text.gbnf_match import grammar_accepts, grammar_pattern
+from graph.models.local.builtin_hints import DIRECT_EXAMPLES
+from graph.models.local.constrain import (
+    arithmetic_grammar,
+    choice_grammar,
+    piece_grammar,
+    quote_grammar,
+)
+from graph.models.local.hints import hints_for, tool_name
+from graph.models.local.prompt import HIDDEN_PREFIX, conversation_turns, render_prompt
+from graph.protocols.text.grammar import arguments_grammar
+from graph.protocols.text.observations import QUOTED_THOUGHT, quotable_lines
 
 PromptMode = Literal["completion", "chat"]
-ExampleMode = Literal["pick", "all", "none"]
-RECORD_STOP = "\nQuestion:"  # without a grammar, a base model goes on to invent the next record
-RECORD_END = "\n\n"  # records are apart by a blank line; no step holds one
+ExampleMode = Literal["all", "none"]
+DECIDED_BY = "react_decided_by"  # response_metadata: "model" or "code"
+ARGUMENT_BY = "react_argument_by"  # response_metadata, for a call: who wrote its input
+DIRECT_THOUGHT = "I can answer this myself."
+ANSWER_TOKENS = 60  # a direct answer is one short line
+FREE_ANSWER = r'root ::= " " [^\x00-\x20*_] [^\x00-\x1F]{0,200}' + "\n"
+
+Request = dict[str, Any]
 
 
 class LocalModelRequestError(RuntimeError):
@@ -67,29 +75,23 @@ class LocalModelRequestError(RuntimeError):
 
 
 class LocalCompletionModel(BaseChatModel):
-    """A llama.cpp server's completion endpoint, prompted with worked ReAct examples."""
+    """A llama.cpp server's completion endpoint, prompted with worked records."""
 
     completion_prompt: ClassVar[bool] = True
 
     base_url: str = Field(description="The server's API root, e.g. http://127.0.0.1:PORT/v1")
     model_name: str = Field(default="local", alias="model")
     prompt_mode: PromptMode = "completion"
-    examples: ExampleMode = "pick"
-    example_count: int = 3  # 2-4 scored alike on the eval; fewer is a shorter, faster prompt
-    show_tools: bool = True
+    examples: ExampleMode = "all"
     tools: list[Any] = Field(default_factory=list, description="examples when none are bound")
     temperature: float | None = 0.0
     # llama_cpp.server's default 1.1 penalises the tokens just seen: exactly the ones an answer
-    # copies from its observation.
+    # copies from its result.
     repeat_penalty: float | None = 1.0
     max_tokens: int | None = 256
     timeout: float = 120.0
     max_retries: int = 1
-    # Ask without the grammar first and keep the reply when the grammar accepts it; ask again
-    # under the grammar only when it does not (`graph.protocols.text.gbnf_match`: grammar
-    # sampling over a 262k-token vocabulary costs about 65 ms a token on two cores).
-    lazy_grammar: bool = True
-    prompt_chars: int = 9000  # examples are dropped (least similar first) beyond this
+    quoted_answers: bool = True  # after a result, the answer is one of its quotable lines
 
     model_config = ConfigDict(
         populate_by_name=True, arbitrary_types_allowed=True, protected_namespaces=()
@@ -108,108 +110,142 @@ class LocalCompletionModel(BaseChatModel):
             "model": self.model_name,
             "prompt_mode": self.prompt_mode,
             "examples": self.examples,
-            "example_count": self.example_count,
         }
 
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Runnable:
-        """The tools are not sent to the server: they choose the examples (and the agent's
-        grammar restricts the Action to them)."""
+        """The tools are not sent to the server: they are the options of the step's choice,
+        and their hints give the records shown."""
         kwargs.pop("tool_choice", None)
         return self.bind(tools=list(tools), **kwargs)
 
-    # -- the request -------------------------------------------------------------------------
+    # -- the step ----------------------------------------------------------------------------
 
     def prompt_for(self, messages: Sequence[BaseMessage], tools: Sequence[Any] | None) -> str:
-        """The completion prompt for these messages (what `invoke` sends), for tests and evals."""
-        offered = self._tools_for(tools)
-        pool = example_pool(offered) if self.examples != "none" else ExamplePool()
-        if self.examples == "pick":
-            question = question_of(messages)
-            affinity = {tool_name(t): tool_affinity(t, question) for t in offered}
-            chosen = pick_examples(question, pool, self.example_count, affinity)
-        else:
-            chosen = list(pool.examples)
-        while True:
-            prompt = render_prompt(messages, offered, chosen, show_tools=self.show_tools)
-            if len(prompt) <= self.prompt_chars or not chosen:
-                return prompt
-            chosen = chosen[1:]  # the least similar (or the first declared) goes first
+        """The prompt up to the current question's last line (for tests and evals)."""
+        shown = self._tools_for(tools)
+        return render_prompt(messages, shown, DIRECT_EXAMPLES, examples=self.examples != "none")
 
     def _tools_for(self, tools: Sequence[Any] | None) -> list[Any]:
+        """The tools whose records are shown: the bound ones, or when none are bound (an
+        answer-only step) the last ones bound, so the prompt's beginning stays the same."""
         if tools:
             self._last_tools = list(tools)
             return list(tools)
         return self._last_tools or list(self.tools)
 
-    def _payload(
-        self, messages: Sequence[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
-    ) -> tuple[str, dict[str, Any]]:
-        kwargs.pop("timeout", None)
-        tools = kwargs.pop("tools", None)
-        extra = dict(kwargs.pop("extra_body", None) or {})
-        grammar = kwargs.pop("grammar", None) or extra.pop("grammar", None)
-        max_tokens = kwargs.pop("max_tokens", None) or self.max_tokens
-        temperature = kwargs.pop("temperature", self.temperature)
-        stops = list(dict.fromkeys([*(stop or []), *(kwargs.pop("stop", None) or [])]))
-        body: dict[str, Any] = {"model": self.model_name, **extra}
-        if self.prompt_mode == "chat":
-            path = "/chat/completions"
-            body["messages"] = _chat_messages(messages, tools)
-        else:
-            path = "/completions"
-            body["prompt"] = self.prompt_for(messages, tools)
-            if not grammar:
-                stops.append(RECORD_STOP)
-        if stops:
-            body["stop"] = stops
-        if grammar:
-            body["grammar"] = (
-                ending_records(grammar) if self.prompt_mode == "completion" else grammar
+    def _step(
+        self, messages: Sequence[BaseMessage], tools: Sequence[Any] | None, max_tokens: int
+    ) -> Generator[Request, dict[str, Any], tuple[str, dict[str, Any]]]:
+        """The step's requests, one at a time (each is sent by the caller and its response
+        sent back in); returns the reply text and what the reply's metadata says."""
+        prompt = self.prompt_for(messages, tools)
+        offered = {tool_name(t): t for t in tools or []}
+        turns = conversation_turns(messages)
+        question = turns[-1].question if turns else ""
+        observations = [s.observation for s in (turns[-1].steps if turns else [])]
+        observed = [o for o in observations if o is not None]
+        meta: dict[str, Any] = {DECIDED_BY: "model"}
+        chosen = None
+        if offered and not observed:
+            data = yield self._request(prompt + "Tool:", _spaced(choice_grammar(list(offered))), 12)
+            picked = _text_of(data).strip()
+            chosen = picked if picked in offered else None
+            prompt += f"Tool: {picked or 'none'}\n"
+        elif offered:
+            data = yield self._request(prompt, choice_grammar(list(offered), after_result=True), 12)
+            picked = _text_of(data).strip().removeprefix("Tool:").strip()
+            chosen = picked if picked in offered else None
+            if chosen:
+                prompt += f"Tool: {chosen}\n"
+        elif not observed:
+            prompt += "Tool: none\n"
+        if chosen is not None:
+            arguments, by = yield from self._arguments(
+                prompt, offered[chosen], question, max_tokens
             )
-        if max_tokens:
-            body["max_tokens"] = int(max_tokens)
-        if temperature is not None:
-            body["temperature"] = temperature
+            meta[ARGUMENT_BY] = by
+            text = (
+                f"Thought: I should use {chosen}.\nAction: {chosen}\n"
+                f"Action Input: {json.dumps(arguments, ensure_ascii=False)}"
+            )
+            return text, meta
+        prompt += "Answer:"
+        quotes = quotable_lines(observed[-1:]) if observed and self.quoted_answers else []
+        if len(quotes) == 1:
+            return f"Thought: {QUOTED_THOUGHT}\nFinal Answer: {quotes[0]}", {DECIDED_BY: "code"}
+        if quotes:
+            data = yield self._request(prompt, _spaced(quote_grammar(quotes)), max_tokens)
+        else:
+            data = yield self._request(prompt, None, min(max_tokens, ANSWER_TOKENS))
+            if not _text_of(data).strip():
+                data = yield self._request(prompt, FREE_ANSWER, min(max_tokens, ANSWER_TOKENS))
+        answer = " ".join(_text_of(data).split())
+        thought = QUOTED_THOUGHT if observed else DIRECT_THOUGHT
+        return f"Thought: {thought}\nFinal Answer: {answer}", meta
+
+    def _arguments(
+        self, prompt: str, tool: Any, question: str, max_tokens: int
+    ) -> Generator[Request, dict[str, Any], tuple[dict[str, Any], str]]:
+        """The chosen tool's input and who wrote it ("model" or "code")."""
+        hints = hints_for(tool)
+        if hints.question_argument:
+            return {hints.question_argument: " ".join(question.split())}, "code"
+        single = hints.arithmetic_argument or hints.piece_argument
+        grammar = None
+        if hints.arithmetic_argument:
+            grammar = arithmetic_grammar(question)
+        elif hints.piece_argument:
+            grammar = piece_grammar(question)
+        if single and grammar:
+            data = yield self._request(prompt + "Input:", _spaced(grammar), max_tokens)
+            return {single: _text_of(data).strip()}, "model"
+        data = yield self._request(prompt + "Input:", _spaced(arguments_grammar(tool)), max_tokens)
+        try:
+            value = json.loads(_text_of(data))
+        except ValueError:
+            value = {}
+        return (value if isinstance(value, dict) else {}), "model"
+
+    def _request(self, prompt: str, grammar: str | None, max_tokens: int) -> Request:
+        body: Request = {
+            "model": self.model_name,
+            "prompt": prompt,
+            "max_tokens": int(max_tokens),
+            "stop": ["\n"],
+        }
+        if grammar:
+            body["grammar"] = grammar
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
         if self.repeat_penalty is not None:
             body["repeat_penalty"] = self.repeat_penalty
-        return self.base_url.rstrip("/") + path, body
+        return body
 
-    def _result(
-        self,
-        data: dict[str, Any],
-        started: float,
-        lazy: str | None,
-        messages: Sequence[BaseMessage],
-        kwargs: dict[str, Any],
-    ) -> ChatResult:
-        choice = (data.get("choices") or [{}])[0]
-        text = _text_of(data)
-        if self.prompt_mode == "completion":
-            written = one_line_answer(text.strip())
-            offered = self._tools_for(kwargs.get("tools"))
-            text = whole_question_copy(written, question_of(messages), offered)
-        usage = data.get("usage") or {}
-        message = AIMessage(
-            content=text,
-            response_metadata={
-                "model_name": data.get("model") or self.model_name,
-                "finish_reason": choice.get("finish_reason"),
-                "seconds": round(time.monotonic() - started, 3),
-            },
-        )
-        if self.prompt_mode == "completion" and text != written:
-            message.response_metadata["copy_repaired"] = True  # see `copying.py`
-        if lazy:  # the grammar was left out and accepted the reply, or the step was retried
-            message.response_metadata["lazy_grammar"] = lazy
-        if usage:
-            prompt_tokens = int(usage.get("prompt_tokens") or 0)
-            completion_tokens = int(usage.get("completion_tokens") or 0)
-            message.usage_metadata = {
-                "input_tokens": prompt_tokens,
-                "output_tokens": completion_tokens,
-                "total_tokens": int(usage.get("total_tokens") or prompt_tokens + completion_tokens),
-            }
-        return ChatResult(generations=[ChatGeneration(message=message)])
+    def _chat_request(
+        self, messages: Sequence[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
+    ) -> Request:
+        """The `chat` prompt mode's one request: the transcript, the agent's grammar."""
+        extra = dict(kwargs.get("extra_body") or {})
+        body: Request = {
+            "model": self.model_name,
+            **extra,
+            "messages": _chat_messages(messages, kwargs.get("tools")),
+        }
+        stops = list(dict.fromkeys([*(stop or []), *(kwargs.get("stop") or [])]))
+        if stops:
+            body["stop"] = stops
+        body["max_tokens"] = int(kwargs.get("max_tokens") or self.max_tokens or 256)
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        return body
+
+    def _plan(
+        self, messages: Sequence[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
+    ) -> tuple[str, Generator[Request, dict[str, Any], tuple[str, dict[str, Any]]]]:
+        if self.prompt_mode == "chat":
+            return "/chat/completions", _single(self._chat_request(messages, stop, kwargs))
+        max_tokens = int(kwargs.get("max_tokens") or self.max_tokens or 256)
+        return "/completions", self._step(messages, kwargs.get("tools"), max_tokens)
 
     # -- BaseChatModel -----------------------------------------------------------------------
 
@@ -220,18 +256,22 @@ class LocalCompletionModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        url, body = self._payload(messages, stop, dict(kwargs))
+        path, plan = self._plan(messages, stop, kwargs)
+        url = self.base_url.rstrip("/") + path
         started = time.monotonic()
         timeout = kwargs.get("timeout") or self.timeout
+        usage: list[dict[str, Any]] = []
         with httpx.Client(trust_env=False) as client:
-            free = self._free_attempt(body)
-            if free is not None:
-                data = self._post(client, url, free, timeout)
-                if _accepted(body["grammar"], data):
-                    return self._result(data, started, "accepted", messages, kwargs)
-            left = max(timeout - (time.monotonic() - started), 0.1)
-            data = self._post(client, url, body, left if free is not None else timeout)
-            return self._result(data, started, "retried" if free else None, messages, kwargs)
+            try:
+                body = next(plan)
+                while True:
+                    left = max(timeout - (time.monotonic() - started), 0.1)
+                    data = self._post(client, url, body, left)
+                    usage.append(data.get("usage") or {})
+                    body = plan.send(data)
+            except StopIteration as done:
+                text, meta = done.value
+        return _result(text, meta, usage, started, self.model_name)
 
     async def _agenerate(
         self,
@@ -240,32 +280,22 @@ class LocalCompletionModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        url, body = self._payload(messages, stop, dict(kwargs))
+        path, plan = self._plan(messages, stop, kwargs)
+        url = self.base_url.rstrip("/") + path
         started = time.monotonic()
         timeout = kwargs.get("timeout") or self.timeout
+        usage: list[dict[str, Any]] = []
         async with httpx.AsyncClient(trust_env=False) as client:
-            free = self._free_attempt(body)
-            if free is not None:
-                data = await self._apost(client, url, free, timeout)
-                if _accepted(body["grammar"], data):
-                    return self._result(data, started, "accepted", messages, kwargs)
-            left = max(timeout - (time.monotonic() - started), 0.1)
-            data = await self._apost(client, url, body, left if free is not None else timeout)
-            return self._result(data, started, "retried" if free else None, messages, kwargs)
-
-    # -- lazy grammar ------------------------------------------------------------------------
-
-    def _free_attempt(self, body: dict[str, Any]) -> dict[str, Any] | None:
-        """The request without its grammar, when the grammar can be checked here (see
-        `gbnf_match`): stopping where a record ends, since nothing else ends it."""
-        grammar = body.get("grammar")
-        if not (self.lazy_grammar and grammar and self.prompt_mode == "completion"):
-            return None
-        if grammar_pattern(grammar) is None:
-            return None
-        free = {key: value for key, value in body.items() if key != "grammar"}
-        free["stop"] = list(dict.fromkeys([*body.get("stop", []), RECORD_STOP, RECORD_END]))
-        return free
+            try:
+                body = next(plan)
+                while True:
+                    left = max(timeout - (time.monotonic() - started), 0.1)
+                    data = await self._apost(client, url, body, left)
+                    usage.append(data.get("usage") or {})
+                    body = plan.send(data)
+            except StopIteration as done:
+                text, meta = done.value
+        return _result(text, meta, usage, started, self.model_name)
 
     # -- the wire ----------------------------------------------------------------------------
 
@@ -308,46 +338,53 @@ class LocalCompletionModel(BaseChatModel):
         raise AssertionError("unreachable")  # pragma: no cover
 
 
+def _single(
+    body: Request,
+) -> Generator[Request, dict[str, Any], tuple[str, dict[str, Any]]]:
+    data = yield body
+    return _text_of(data).strip(), {DECIDED_BY: "model"}
+
+
+def _spaced(grammar: str) -> str:
+    """The grammar with one space before its root (the prompt ends at the colon, and the
+    model's token after a colon carries its space) and the newline that ends the line after
+    it (the request stops there; without it the model could not end where it wants to)."""
+    return grammar.replace("root ::= ", 'root ::= " " (', 1).replace("\n", ') "\\n"?\n', 1)
+
+
+def _result(
+    text: str,
+    meta: dict[str, Any],
+    usage: list[dict[str, Any]],
+    started: float,
+    model_name: str,
+) -> ChatResult:
+    message = AIMessage(
+        content=text,
+        response_metadata={
+            "model_name": model_name,
+            "seconds": round(time.monotonic() - started, 3),
+            "requests": len(usage),
+            **meta,
+        },
+    )
+    prompt_tokens = sum(int(u.get("prompt_tokens") or 0) for u in usage)
+    completion_tokens = sum(int(u.get("completion_tokens") or 0) for u in usage)
+    if prompt_tokens or completion_tokens:
+        message.usage_metadata = {
+            "input_tokens": prompt_tokens,
+            "output_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        }
+    return ChatResult(generations=[ChatGeneration(message=message)])
+
+
 def _text_of(data: dict[str, Any]) -> str:
     choice = (data.get("choices") or [{}])[0]
     text = choice.get("text")
     if text is None:
         text = (choice.get("message") or {}).get("content") or ""
     return text
-
-
-def _accepted(grammar: str, data: dict[str, Any]) -> bool:
-    """Whether `grammar` accepts a reply written without it, as the agent will read it (up to
-    the end of a Final Answer's line: under the grammar, the step would have ended there)."""
-    return grammar_accepts(grammar, one_line_answer(_text_of(data).strip())) is True
-
-
-def one_line_answer(text: str) -> str:
-    """The reply up to the end of its Final Answer's line: in the prompt a record's answer is
-    one line, and without a grammar a base model goes on with more lines of the same."""
-    at = text.find("Final Answer:")
-    if at < 0:
-        return text
-    end = text.find("\n", at)
-    return text if end < 0 else text[:end].rstrip()
-
-
-def ending_records(grammar: str) -> str:
-    """The grammar, also allowing the newline that ends a record in the prompt.
-
-    In the prompt every Final Answer line ends with a newline; the agent's grammar allows the
-    reply to end only by the end-of-sequence token, which a base model in the middle of a
-    document hardly ever predicts. Forbidden its newline, it wrote on to the token limit
-    ("30.50000000000125000...", the answer again and again). Allowing one trailing newline
-    lets the model end the answer where it wants to, after which the grammar only allows the
-    end. What the step can say is unchanged (the parser strips the newline).
-    """
-    lines = grammar.split("\n")
-    for index, line in enumerate(lines):
-        if line.startswith("root ::= "):
-            lines[index] = f'root ::= ({line.removeprefix("root ::= ")}) "\\n"?'
-            break
-    return "\n".join(lines)
 
 
 def _backoff(attempt: int) -> float:

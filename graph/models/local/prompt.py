@@ -1,51 +1,42 @@
-"""The completion prompt: worked examples, then the question and the steps so far, as one text.
+"""The completion prompt: worked records, then the conversation, as one text.
 
-    <custom instructions, if the user set any>
-    Tools:
-    - calculator: Evaluate an arithmetic expression exactly.
-    ...
+    Question: What is 12 * 9?
+    Tool: calculator
+    Input: 12 * 9
+    Result: 108
+    Answer: 108
 
-    Question: <example question>
-    Thought: ...
-    Action: calculator
-    Action Input: {"expression": "12 * 9"}
-    Observation: 108
-    Thought: I have the answer.
-    Final Answer: 12 * 9 = 108
+    Question: Translate 'good morning' into French.
+    Tool: none
+    Answer: Bonjour.
 
-    ... more examples, a blank line between records ...
+    ... more records, a blank line between them ...
 
     Question: <the user's question>
-    Thought: ... Action: ... Action Input: ... Observation: ...   (the steps so far)
-    <the model writes the next Thought and Action, or the Final Answer>
+    Tool: ...                       <- the model's choice (`constrain.choice_grammar`)
 
-The records use exactly the keywords `graph.protocols.text.reader.parse_react` reads and the
-grammar allows, so what the model continues with is one step of the agent's protocol.
+The record puts the choice first, as one word: which tool, or `none`. The model's most likely
+word there, under a grammar that allows only the offered names, is the decision. The records
+are always the same for the same tools, in the same order, so llama.cpp reuses its evaluation
+of the prompt's beginning from one question to the next.
 
 The conversation arrives in LangChain's standard form (AIMessage with `tool_calls`, then
 ToolMessages; a final AIMessage; corrections from the agent, whose id starts with
-`do-not-render-`, are left out: the grammar already keeps the reply valid, and a correction in
-the middle of a record would only teach the model a different document), or as older
-text-rendered steps (AIMessage text "Thought: ... Action: ...", HumanMessage
-"Observation: ..."). Both render the same way.
+`do-not-render-`, are left out), or as older text-rendered steps (AIMessage text "Thought: ...
+Action: ...", HumanMessage "Observation: ..."). Both render the same way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from graph.models.local.examples import (
-    Example,
-    one_line,
-    render_example,
-    render_final,
-    render_step,
-    render_tools,
-)
+from graph.models.local.hints import Example, Step, ToolHints, hints_for, tool_name
+from graph.protocols.text.observations import observation_text
 
 HIDDEN_PREFIX = "do-not-render-"
 OBSERVATION = "Observation:"
@@ -134,31 +125,87 @@ def question_of(messages: Sequence[BaseMessage]) -> str:
     return turns[-1].question if turns else ""
 
 
+def one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def render_input(tool_input: Any, hints: ToolHints) -> str:
+    """A call's input as the record shows it: the bare value of a tool's one argument that the
+    hints name, else JSON."""
+    single = hints.single_argument
+    if isinstance(tool_input, dict) and single and set(tool_input) == {single}:
+        return one_line(tool_input[single])
+    if isinstance(tool_input, str):
+        return one_line(tool_input)
+    return json.dumps(tool_input, ensure_ascii=False)
+
+
+def render_record(
+    question: str,
+    steps: Sequence[Step],
+    answer: str | None,
+    hints: Mapping[str, ToolHints],
+) -> str:
+    """One question's record; an unfinished one ends after its last line."""
+    lines = [f"Question: {one_line(question)}"]
+    for step in steps:
+        lines.append(f"Tool: {step.tool}")
+        lines.append(f"Input: {render_input(step.tool_input, hints.get(step.tool, ToolHints()))}")
+        lines.append(f"Result: {observation_text(step.observation)}")
+    if answer is not None:
+        if not steps:
+            lines.append("Tool: none")
+        lines.append(f"Answer: {one_line(answer)}")
+    return "\n".join(lines)
+
+
+def example_records(tools: Sequence[Any], direct: Sequence[Example]) -> list[tuple[Example, str]]:
+    """(example, its tool) for every example of these tools whose calls they all offer, one
+    tool after another in turn, with the direct examples between them: no tool's records all
+    stand last."""
+    names = {tool_name(t) for t in tools}
+    queues: list[list[tuple[Example, str]]] = []
+    for tool in tools:
+        name = tool_name(tool)
+        usable = [
+            (e, name) for e in hints_for(tool).examples if {s.tool for s in e.steps(name)} <= names
+        ]
+        if usable:
+            queues.append(usable)
+    queues.append([(e, "") for e in direct])
+    ordered: list[tuple[Example, str]] = []
+    while any(queues):
+        for queue in queues:
+            if queue:
+                ordered.append(queue.pop(0))
+    return ordered
+
+
 def render_prompt(
     messages: Sequence[BaseMessage],
     tools: Sequence[Any],
-    examples: Sequence[Example],
+    direct: Sequence[Example] = (),
     *,
-    show_tools: bool = True,
+    examples: bool = True,
 ) -> str:
-    """The whole completion prompt; it ends with a newline, where the model's step begins."""
+    """The whole prompt up to the current question's last line (with its newline)."""
+    hints = {tool_name(t): hints_for(t) for t in tools}
     blocks = []
-    head = []
     instructions = custom_instructions(messages)
     if instructions:
-        head.append(instructions)
-    if show_tools and tools:
-        head.append(f"Tools:\n{render_tools(tools)}")
-    if head:
-        blocks.append("\n".join(head))
-    blocks += [render_example(example) for example in examples]
-    turns = conversation_turns(messages)
-    for turn in turns:
-        lines = [f"Question: {one_line(turn.question)}"]
-        lines += [render_step(s.thought, s.tool, s.tool_input, s.observation) for s in turn.steps]
-        if turn.answer is not None:
-            lines.append(render_final(turn.final_thought, turn.answer))
-        blocks.append("\n".join(lines))
+        blocks.append(instructions)
+    if examples:
+        for example, name in example_records(tools, direct):
+            blocks.append(
+                render_record(example.question, example.steps(name), example.answer, hints)
+            )
+    for turn in conversation_turns(messages):
+        steps = [
+            Step(s.tool, s.tool_input, s.observation)
+            for s in turn.steps
+            if s.observation is not None
+        ]
+        blocks.append(render_record(turn.question, steps, turn.answer, hints))
     return "\n\n".join(blocks) + "\n"
 
 

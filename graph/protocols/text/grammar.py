@@ -121,6 +121,16 @@ def grammar_from_schemas(
     return _Builder(limits).build([(name, dict(schema)) for name, schema in items], quotes)
 
 
+def arguments_grammar(tool: Any, limits: Limits = DEFAULT_LIMITS) -> str:
+    """A grammar (root rule first) for one tool's JSON arguments alone, by its schema."""
+    ((name, schema),) = tool_specs([tool])
+    builder = _Builder(limits)
+    builder._root_schema = schema
+    params = builder.object_rule(f"{name}-input", schema, 0)
+    lines = [f"root ::= {params}", *(f"{n} ::= {body}" for n, body in builder.rules.items())]
+    return "\n".join(lines) + "\n"
+
+
 @lru_cache(maxsize=64)
 def _grammar_cached(
     specs: tuple[tuple[str, str], ...], limits: Limits, quotes: tuple[str, ...]

@@ -1,0 +1,120 @@
+"""Worked examples and argument hints for the built-in tools, kept with the embedded model (the
+tools themselves are plain LangChain tools and know nothing of it).
+
+Each record shows the tool's real output layout. The questions are made up for these records:
+none comes from the evaluation sets (bench/data), which must stay unseen. The direct records
+teach the model to answer on its own, briefly, when no tool is needed.
+"""
+
+from __future__ import annotations
+
+from graph.models.local.hints import Example, Step, ToolHints
+
+DIRECT_EXAMPLES: tuple[Example, ...] = (
+    Example("Translate 'good morning' into French.", answer="Bonjour."),
+    Example("What is the plural of 'mouse'?", answer="Mice."),
+    Example("你好，你是谁？", answer="你好！我是一个可以使用工具的助手。"),
+    Example("Who wrote Romeo and Juliet?", answer="William Shakespeare."),
+    Example("Is a tomato a fruit or a vegetable?", answer="A fruit."),
+)
+
+_NOTES_HIT = (
+    "[1] servers.md — Servers\nThe staging server listens on port 8443.\n"
+    "We run three servers: staging, production and backup."
+)
+
+BUILTIN_HINTS: dict[str, ToolHints] = {
+    "calculator": ToolHints(
+        examples=(
+            Example("What is 12 * 9?", {"expression": "12 * 9"}, "108", "108"),
+            Example("What is forty-two divided by six?", {"expression": "42 / 6"}, "7", "7"),
+            Example(
+                "A bus has 40 seats. How many seats do 3 buses have?",
+                {"expression": "40 * 3"},
+                "120",
+                "120",
+            ),
+            Example("125 加 37 等于多少？", {"expression": "125 + 37"}, "162", "162"),
+        ),
+        arithmetic_argument="expression",
+    ),
+    "current_time": ToolHints(
+        examples=(
+            Example(
+                "What time is it in Madrid?",
+                {"timezone": "Madrid"},
+                "2025-03-14 10:26:53 CET (Europe/Madrid, UTC+01:00), Friday",
+                "2025-03-14 10:26:53 CET (Europe/Madrid, UTC+01:00), Friday",
+            ),
+            Example(
+                "纽约今天星期几？",
+                {"timezone": "纽约"},
+                "2024-12-30 07:05:42 EST (America/New_York, UTC-05:00), Monday",
+                "2024-12-30 07:05:42 EST (America/New_York, UTC-05:00), Monday",
+            ),
+        ),
+        piece_argument="timezone",
+    ),
+    "knowledge_search": ToolHints(
+        examples=(
+            Example(
+                "Which port does the staging server use? Check my notes.",
+                {"query": "Which port does the staging server use? Check my notes."},
+                _NOTES_HIT,
+                "The staging server listens on port 8443.",
+            ),
+            Example(
+                "数据库多久备份一次？",
+                {"query": "数据库多久备份一次？"},
+                "[1] backup-zh.md — 备份策略\n数据库每天凌晨两点自动备份一次。",
+                "数据库每天凌晨两点自动备份一次。",
+            ),
+            Example(
+                "How many servers do we run? Multiply that by 4.",
+                {"query": "How many servers do we run? Multiply that by 4."},
+                _NOTES_HIT,
+                "12",
+                more=(Step("calculator", {"expression": "3 * 4"}, "12"),),
+            ),
+        ),
+        question_argument="query",
+    ),
+    "get_weather": ToolHints(
+        examples=(
+            Example(
+                "Is it raining in Oslo right now?",
+                {"location": "Oslo"},
+                "Oslo (Norway, Oslo), 2025-10-12 08:00 Europe/Oslo: light drizzle, 9.8°C, "
+                "humidity 93%, wind W 14.0 km/h",
+                "Oslo (Norway, Oslo), 2025-10-12 08:00 Europe/Oslo: light drizzle, 9.8°C, "
+                "humidity 93%, wind W 14.0 km/h",
+            ),
+        ),
+        piece_argument="location",
+    ),
+    "wikipedia": ToolHints(
+        examples=(
+            Example(
+                "Look up the Eiffel Tower on Wikipedia.",
+                {"query": "Eiffel Tower"},
+                "[1] Eiffel Tower (https://en.wikipedia.org/wiki/Eiffel_Tower)\nThe Eiffel "
+                "Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, France.",
+                "The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in "
+                "Paris, France.",
+            ),
+        ),
+        piece_argument="query",
+    ),
+    "web_fetch": ToolHints(
+        examples=(
+            Example(
+                "What does the page https://example.com/ say?",
+                {"url": "https://example.com/"},
+                "Title: Example Domain\nURL: https://example.com/\n\nThis domain is for use in "
+                "illustrative examples in documents.",
+                "This domain is for use in illustrative examples in documents.",
+            ),
+        ),
+        piece_argument="url",
+    ),
+}

@@ -1,0 +1,106 @@
+"""Grammars built per question: what the embedded model may write at each point of a step.
+
+Nothing here repairs what the model wrote; it only narrows what it can write:
+
+- the choice: one of the offered tools' names, or `none` (answer directly);
+- an arithmetic argument: expressions over the numbers the question holds (in digits, in
+  English words read by `text2num`, in Chinese read by `cn2an`) and a few constants every
+  percentage, halving or unit conversion needs, with + - * / ** % and parentheses;
+- a copied argument (a place, a title, a URL): a piece of the question of a few words;
+- an answer after an observation: one of the lines it may quote.
+
+All GBNF for llama.cpp; greedy decoding under the grammar is the model's most likely option.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+
+from graph.protocols.text.gbnf import literal, one_line
+
+# Constants an expression may use besides the question's numbers: 100 (percent), 2 (half,
+# double, square), 60, 24, 7, 12, 1000 (minutes, hours, days, months, units). Chosen from what
+# arithmetic in everyday wording needs, not from any question set.
+CONSTANTS = ("2", "7", "12", "24", "60", "100", "1000")
+MAX_PIECE_WORDS = 5  # a place or a title is a few words
+MAX_PIECE_CJK = 6  # characters of a Chinese piece
+_DIGITS = re.compile(r"\d+(?:\.\d+)?")
+_WORD = re.compile(r"[^\s,;:!?。，；：！？、\"“”‘’()（）]+")
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
+_EDGE = ".'’"
+
+
+@lru_cache(maxsize=256)
+def question_numbers(question: str) -> tuple[str, ...]:
+    """The numbers a question states, as digits, in order of appearance, without repeats."""
+    text = re.sub(r"(?<=\d),(?=\d{3})", "", question)
+    readings = [text]
+    try:
+        from text_to_num import alpha2digit
+
+        readings.append(alpha2digit(text, "en", threshold=0))
+    except (ImportError, ValueError):
+        pass
+    try:
+        import cn2an
+
+        readings.append(cn2an.transform(text, "cn2an"))
+    except (ImportError, ValueError, KeyError):
+        pass
+    found = [n for reading in readings for n in _DIGITS.findall(reading)]
+    return tuple(dict.fromkeys(found))
+
+
+def arithmetic_grammar(question: str) -> str:
+    """Expressions over the question's numbers and `CONSTANTS` (bounded by the step's tokens)."""
+    numbers = dict.fromkeys([*question_numbers(question), *CONSTANTS])
+    number = " | ".join(literal(n) for n in sorted(numbers, key=len, reverse=True))
+    return "\n".join(
+        [
+            "root ::= expr",
+            'expr ::= term (" " op " " term){0,6}',
+            'term ::= number | "(" expr ")" | "sqrt(" expr ")"',
+            'op ::= "+" | "-" | "*" | "/" | "**" | "%"',
+            f"number ::= {number}",
+            "",
+        ]
+    )
+
+
+def question_pieces(question: str) -> list[str]:
+    """Pieces of the question a copied argument may be: runs of up to `MAX_PIECE_WORDS` words
+    (edge punctuation off), and pieces of up to `MAX_PIECE_CJK` characters of Chinese text."""
+    words = [w.strip(_EDGE) for w in _WORD.findall(one_line(question))]
+    words = [w for w in words if w]
+    pieces: list[str] = []
+    for start in range(len(words)):
+        for end in range(start + 1, min(start + MAX_PIECE_WORDS, len(words)) + 1):
+            pieces.append(" ".join(words[start:end]))
+    for run in _CJK.findall(question):
+        for size in range(1, min(MAX_PIECE_CJK, len(run)) + 1):
+            pieces += [run[at : at + size] for at in range(len(run) - size + 1)]
+    return list(dict.fromkeys(pieces))
+
+
+def piece_grammar(question: str) -> str | None:
+    """One piece of the question; None when it has no words."""
+    pieces = question_pieces(question)
+    if not pieces:
+        return None
+    return "root ::= " + " | ".join(literal(p) for p in pieces) + "\n"
+
+
+def choice_grammar(names: Sequence[str], *, after_result: bool = False) -> str:
+    """The step's first decision: a tool by name, or none. Before any result the record says
+    `Tool: <name>` or `Tool: none`; after a result, `Tool: <name>` or `Answer:`."""
+    tools = " | ".join(literal(n) for n in names)
+    if after_result:
+        return f'root ::= "Tool: " ({tools}) | "Answer:"\n'
+    return f'root ::= {tools} | "none"\n'
+
+
+def quote_grammar(quotes: Sequence[str]) -> str:
+    """The answer as one of these lines, verbatim."""
+    return "root ::= " + " | ".join(literal(q) for q in dict.fromkeys(quotes)) + "\n"
