@@ -178,6 +178,11 @@ class AgentContext(BaseModel):
         "operator",
         'A JSON file {"mcpServers": {...}} of MCP servers whose tools join the registry.',
     )
+    approval_mode: Literal["batched", "per_call"] = _setting(
+        "batched", "REACT_AGENT_APPROVAL_MODE", "operator",
+        "How approvals pause (HumanInTheLoopMiddleware's interrupt_mode): batched = one pause "
+        "per step for all its calls; per_call = one pause per call, as it starts.",
+    )  # fmt: skip
     middleware: list[str] = _setting(
         list, "REACT_AGENT_MIDDLEWARE", "operator",
         "LangChain AgentMiddleware to run, by import path (`module:attr`, comma-separated): "
