@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from langchain.agents.middleware import AgentMiddleware, HumanInTheLoopMiddleware
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
@@ -22,21 +24,27 @@ from langgraph.store.base import BaseStore
 from langgraph.types import Send
 
 from graph.checked import AgentGraph
+from graph.middleware.approvals import EDITS
+from graph.middleware.hooks import NODE_HOOKS, hook_node, jumps_of, node_name, with_hook
+from graph.middleware.loading import load_middleware
+from graph.middleware.schema import extended
 from graph.nodes.act import make_act
 from graph.nodes.bindings import Bindings
 from graph.nodes.finish import make_finish
 from graph.nodes.observe import make_observe
-from graph.nodes.review import review
+from graph.nodes.review import make_review
 from graph.nodes.think import make_think
 from graph.settings import ConfigError, RunContext, resolve_context
 from graph.state import AgentState, InputState, OutputState
 from graph.tooling.registry import registry_tools
 
 
-def recursion_limit_for(max_steps: int) -> int:
+def recursion_limit_for(max_steps: int, hooks_per_step: int = 0, hooks_once: int = 0) -> int:
     """Supersteps a run of `max_steps` iterations needs: think, act, observe per iteration, one
-    approval pause per iteration at most, the first think, a wrap-up think and finish."""
-    return 4 * max_steps + 6
+    approval pause per iteration at most, the first think, a wrap-up think and finish; plus one
+    per middleware node hook each time it runs (before_model and after_model hooks every
+    iteration, before_agent and after_agent hooks once)."""
+    return (4 + hooks_per_step) * (max_steps + 2) - 2 + hooks_once
 
 
 def route_after_think(
@@ -58,10 +66,6 @@ def route_after_review(state: AgentState) -> list[Send] | Literal["observe"]:
     return tool_tasks(state) or "observe"
 
 
-def route_after_observe(state: AgentState) -> Literal["think", "finish"]:
-    return "think" if state.get("status") == "running" else "finish"
-
-
 def tool_tasks(state: AgentState) -> list[Send]:
     """One `act` task per call of the last step that has no observation yet."""
     messages = state.get("messages") or []
@@ -72,13 +76,17 @@ def tool_tasks(state: AgentState) -> list[Send]:
         return []
     step = messages[index]
     answered = {x.tool_call_id for x in messages[index + 1 :] if isinstance(x, ToolMessage)}
-    protocol = (state.get("run") or {}).get("protocol") or "native"
+    run = state.get("run") or {}
+    protocol = run.get("protocol") or "native"
     note = step.response_metadata.get("react_note")
+    shared: dict[str, Any] = {"protocol": protocol}
+    if run.get("approve"):
+        shared["approve"] = list(run["approve"])
+    edits = state.get(EDITS)
+    if edits:
+        shared["state"] = {EDITS: edits}
     tasks = [
-        Send(
-            "act",
-            {"call": call, "protocol": protocol, **({"note": note} if i == 0 and note else {})},
-        )
+        Send("act", {"call": call, **shared, **({"note": note} if i == 0 and note else {})})
         for i, call in enumerate(step.tool_calls)
         if call["id"] not in answered
     ]
@@ -93,7 +101,7 @@ def tool_tasks(state: AgentState) -> list[Send]:
                     "name": bad.get("name") or "?",
                     "args": bad.get("args") or "",
                 },
-                "protocol": protocol,
+                **shared,
                 "error": broken_call_error(bad),
             },
         )
@@ -110,6 +118,7 @@ def build_graph(
     protocol: str | None = None,
     max_steps: int | None = None,
     *,
+    middleware: Sequence[AgentMiddleware] = (),
     store: BaseStore | None = None,
     interrupt_before: Sequence[str] | None = None,
     name: str = "react-agent",
@@ -120,8 +129,10 @@ def build_graph(
     `model` is a chat model instance, a model name for the configured endpoint, or None (the
     endpoint and model come from the environment). `tools` is any list of LangChain tools; None
     means the registry's tools named by the settings (all built-in tools by default).
-    `settings` are further operator settings (`AgentContext` fields, e.g. `tool_timeout=5`).
-    Nothing here touches the network or needs a key: the model is resolved per run.
+    `middleware` is LangChain v1 `AgentMiddleware` (run after the operator's
+    `REACT_AGENT_MIDDLEWARE`), under either protocol. `settings` are further operator settings
+    (`AgentContext` fields, e.g. `tool_timeout=5`). Nothing here touches the network or needs a
+    key: the model is resolved per run.
     """
     overrides: dict[str, Any] = dict(settings)
     if isinstance(model, str):
@@ -134,24 +145,31 @@ def build_graph(
     ctx = resolve_context(overrides, env={})  # a bad argument fails now, in one sentence
     with contextlib.suppress(ConfigError):  # a bad env variable is reported by the run
         ctx = resolve_context(overrides)
-    b = Bindings(model, tools, overrides, registry_tools)
-
+    wares = [*load_middleware(ctx.middleware), *middleware]
+    _check_names(wares)
+    b = Bindings(model, tools, overrides, registry_tools, wares)
+    state, input_state, output_state = extended(
+        AgentState,
+        InputState,
+        OutputState,
+        [HumanInTheLoopMiddleware.state_schema, *(w.state_schema for w in wares)],
+    )
     builder = StateGraph(
-        AgentState, context_schema=RunContext, input_schema=InputState, output_schema=OutputState
+        state, context_schema=RunContext, input_schema=input_state, output_schema=output_state
     )
     builder.add_node("think", both(*make_think(b), name="think"))
-    builder.add_node("review", both(review))
+    builder.add_node("review", both(make_review(b), name="review"))
     builder.add_node("act", both(*make_act(b), name="act"))
     builder.add_node("observe", Inline(make_observe(b)))
     builder.add_node("finish", both(make_finish(b), name="finish"))
-    builder.add_edge(START, "think")
-    builder.add_conditional_edges(
-        "think", Inline(route_after_think), ["review", "act", "observe", "finish", END]
-    )
-    builder.add_conditional_edges("review", Inline(route_after_review), ["act", "observe"])
-    builder.add_edge("act", "observe")
-    builder.add_conditional_edges("observe", Inline(route_after_observe), ["think", "finish"])
-    builder.add_edge("finish", END)
+    hooks = {hook: with_hook(wares, hook) for hook in NODE_HOOKS}
+    for hook, found in hooks.items():
+        for ware in found:
+            builder.add_node(node_name(ware, hook), hook_node(ware, hook))
+    wire(builder, hooks)
+    b.step_hooks = len(hooks["before_model"]) + len(hooks["after_model"])
+    b.closing_hooks = len(hooks["after_agent"])
+    b.after_think_hooks = len(hooks["after_model"]) + b.closing_hooks
     compiled = builder.compile(
         checkpointer=checkpointer,
         store=store,
@@ -159,7 +177,112 @@ def build_graph(
         name=name,
     )
     compiled.__class__ = AgentGraph  # the same graph; inputs and updates are checked first
-    return compiled.with_config(recursion_limit=recursion_limit_for(ctx.max_steps))
+    once = len(hooks["before_agent"]) + len(hooks["after_agent"])
+    limit = recursion_limit_for(ctx.max_steps, b.step_hooks, once)
+    return compiled.with_config(recursion_limit=limit)
+
+
+def wire(builder: StateGraph, hooks: dict[str, list[AgentMiddleware]]) -> None:
+    """The edges, with each middleware node hook where `create_agent` runs it:
+
+    START -> before_agent hooks -> [before_model hooks -> think -> after_model hooks (last
+    first) -> review? -> act -> observe] ... -> finish -> after_agent hooks (last first) -> END
+
+    A hook that declared jumps gets a conditional edge: `model` goes to the loop's entry,
+    `tools` to act (the calls of the last step), `end` to finish.
+    """
+    names = {hook: [node_name(w, hook) for w in found] for hook, found in hooks.items()}
+    loop_entry = (names["before_model"] or ["think"])[0]
+    before = [*names["before_agent"], *names["before_model"]]
+    after_model = list(reversed(names["after_model"]))
+    after_agent = list(reversed(names["after_agent"]))
+    routes = {"model": loop_entry, "end": "finish"}
+
+    builder.add_edge(START, (before or ["think"])[0])
+    chain = [*before, "think"]
+    owners = {node_name(w, h): (w, h) for h, found in hooks.items() for w in found}
+    for node, following in itertools.pairwise(chain):
+        _hook_edge(builder, node, following, owners[node], routes)
+    think_exits = ["review", "act", "observe", "finish", END]
+    if after_model:
+        builder.add_edge("think", after_model[0])
+        for node, following in itertools.pairwise(after_model):
+            _hook_edge(builder, node, following, owners[node], routes)
+        last = after_model[-1]
+        ware, hook = owners[last]
+        jumps = jumps_of(ware, hook)
+        builder.add_conditional_edges(
+            last, Inline(_after_hooks(jumps, loop_entry)), [*think_exits, loop_entry]
+        )
+    else:
+        builder.add_conditional_edges("think", Inline(route_after_think), think_exits)
+    builder.add_conditional_edges("review", Inline(route_after_review), ["act", "observe"])
+    builder.add_edge("act", "observe")
+    builder.add_conditional_edges(
+        "observe", Inline(_after_observe(loop_entry)), [loop_entry, "finish"]
+    )
+    ends = [*after_agent, END]
+    builder.add_edge("finish", ends[0])
+    for node, following in itertools.pairwise([*after_agent, END]):
+        _hook_edge(builder, node, following, owners[node], routes)
+
+
+def _hook_edge(
+    builder: StateGraph,
+    node: str,
+    following: str,
+    owner: tuple[AgentMiddleware, str],
+    routes: dict[str, str],
+) -> None:
+    jumps = jumps_of(*owner)
+    if not jumps:
+        builder.add_edge(node, following)
+        return
+
+    def route(state: AgentState) -> Any:
+        jump = state.get("jump_to")
+        if jump == "tools":
+            return tool_tasks(state) or following
+        return routes.get(jump or "", following) if jump in jumps else following
+
+    targets = {following, *(routes[j] for j in jumps if j in routes)}
+    if "tools" in jumps:
+        targets.add("act")
+    route.__name__ = f"route_after_{node}"
+    builder.add_conditional_edges(node, Inline(route), sorted(targets))
+
+
+def _after_hooks(jumps: list[str], loop_entry: str) -> Any:
+    """After the after_model hooks: their jump if they declared one, else think's route."""
+
+    def route_after_model_hooks(state: AgentState) -> Any:
+        jump = state.get("jump_to")
+        if jump in jumps:
+            if jump == "model":
+                return loop_entry
+            if jump == "end":
+                return "finish"
+            return tool_tasks(state) or "observe"
+        return route_after_think(state)
+
+    return route_after_model_hooks
+
+
+def _after_observe(loop_entry: str) -> Any:
+    def route_after_observe(state: AgentState) -> str:
+        return loop_entry if state.get("status") == "running" else "finish"
+
+    return route_after_observe
+
+
+def _check_names(wares: Sequence[AgentMiddleware]) -> None:
+    names = [w.name for w in wares]
+    doubled = sorted({n for n in names if names.count(n) > 1})
+    if doubled:
+        raise ConfigError(
+            f"Middleware {', '.join(doubled)} is given twice; each middleware runs once (give "
+            "one of them another `name`)."
+        )
 
 
 @functools.lru_cache(maxsize=1)

@@ -22,12 +22,12 @@ from collections.abc import Sequence
 from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage, BaseMessage, convert_to_messages
-from langgraph.channels import DeltaChannel, UntrackedValue
+from langgraph.channels import DeltaChannel, EphemeralValue, UntrackedValue
 from langgraph.graph.message import add_messages
 from langgraph.managed import RemainingSteps
 from typing_extensions import TypedDict  # pydantic needs it for schemas on Python < 3.12
 
-Status = Literal["running", "answered", "max_steps", "stuck", "timeout", "error"]
+Status = Literal["running", "answered", "max_steps", "stuck", "timeout", "error", "stopped"]
 STATUSES: frozenset[str] = frozenset(Status.__args__)  # type: ignore[attr-defined]
 TERMINAL: frozenset[str] = STATUSES - {"running"}
 
@@ -73,6 +73,7 @@ class Run(TypedDict, total=False):
     wrap_up: bool  # the next think asks for the best answer, with no tools
     started_at: float | None  # wall-clock start (time.time()), for the run deadline
     closed: bool  # the run already ended in think (no room left for finish)
+    ended_by: str | None  # the middleware that ended the run (a jump to the end)
 
 
 _RUN_TYPES: dict[str, tuple[type, ...]] = {
@@ -88,6 +89,7 @@ _RUN_TYPES: dict[str, tuple[type, ...]] = {
     "wrap_up": (bool,),
     "started_at": (float, int, type(None)),
     "closed": (bool,),
+    "ended_by": (str, type(None)),
 }
 
 
@@ -231,6 +233,7 @@ class AgentState(OutputState, total=False):
     messages: Messages
     run: Annotated[Run, DeltaChannel(merge_run_batches, snapshot_frequency=SNAPSHOT_EVERY)]
     remaining_steps: RemainingSteps
+    jump_to: Annotated[str | None, EphemeralValue]  # a middleware hook's jump (model, tools, end)
 
 
 class ActInput(TypedDict):
@@ -241,3 +244,5 @@ class ActInput(TypedDict):
     protocol: str
     error: NotRequired[str | None]  # set when the call is known to be unusable (model told why)
     note: NotRequired[str | None]  # said with this observation (e.g. ignored extra actions)
+    approve: NotRequired[list[str]]  # the run's approval policy (a resume keeps it)
+    state: NotRequired[dict[str, Any]]  # what tool middleware reads of the state (edits)

@@ -10,12 +10,14 @@ import os
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
+from langchain.agents.middleware import AgentMiddleware
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 
 from graph import protocols
 from graph.lru import LRU
+from graph.middleware.chain import model_layers
 from graph.models import factory
 from graph.models import local as embedded
 from graph.protocols.text.grammar import grammar_for, request_options, use_grammar
@@ -40,11 +42,19 @@ class Bindings:
         tools: Sequence[BaseTool] | None,
         overrides: Mapping[str, Any],
         load_tools: Callable[[list[str] | None, str | None], list[BaseTool]],
+        middleware: Sequence[AgentMiddleware] = (),
     ) -> None:
         self.model = model
-        self.fixed_tools = list(tools) if tools is not None else None
+        self.middleware = list(middleware)
+        self.model_layers = model_layers(self.middleware)
+        # a middleware's own tools are offered and run like any other
+        self.middleware_tools = [t for mw in self.middleware for t in getattr(mw, "tools", [])]
+        self.fixed_tools = [*tools, *self.middleware_tools] if tools is not None else None
         self.overrides = dict(overrides)
         self.load_tools = load_tools
+        # supersteps the middleware's node hooks add: each iteration (before_model and
+        # after_model hooks), after think (after_model and after_agent hooks), at the close
+        self.step_hooks = self.after_think_hooks = self.closing_hooks = 0
         self._contexts = LRU(64)
         self._bound = LRU(64)
         self._tools = LRU(16)
@@ -68,7 +78,9 @@ class Bindings:
         if self.fixed_tools is not None:
             return self.fixed_tools
         key = (tuple(ctx.tools or ()), ctx.mcp_config)
-        return self._tools.get(key, lambda: self.load_tools(ctx.tools, ctx.mcp_config))
+        return self._tools.get(
+            key, lambda: [*self.load_tools(ctx.tools, ctx.mcp_config), *self.middleware_tools]
+        )
 
     async def atools(self, ctx: AgentContext) -> list[BaseTool]:
         """The same, loaded off the event loop the first time: loading reads files and starts
@@ -108,11 +120,36 @@ class Bindings:
         tools: Sequence[BaseTool],
         local: bool,
         quotes: Sequence[str] = (),
+        *,
+        model: BaseChatModel | None = None,
+        provider_tools: Sequence[dict[str, Any]] = (),
+        tool_choice: Any = None,
+        settings: Mapping[str, Any] | None = None,
     ) -> Runnable:
         """The model as this step calls it: protocol, tools, grammar (with the lines a quoted
-        answer may be, if any) and token bound."""
+        answer may be, if any) and token bound. The default model with no middleware changes
+        is bound once per combination; a request a middleware changed (another model, tool
+        choice, settings, provider tools) is bound for that call."""
         grammar = use_grammar(ctx.constrained_decoding, protocol=protocol, local=local)
         quotes = tuple(quotes)  # `quotes()` gives none where there is no grammar
+
+        def make(chat_model: BaseChatModel) -> Runnable:
+            options: dict[str, Any] = {}
+            if grammar:  # constrained decoding: every reply is a valid, executable step
+                options.update(request_options(grammar_for(tools, quotes=quotes)))
+            if ctx.max_tokens:
+                options["max_tokens"] = ctx.max_tokens
+            options.update(settings or {})
+            if protocol == "native" and (provider_tools or tool_choice is not None):
+                listed = [*tools, *provider_tools]
+                bound = (
+                    chat_model.bind_tools(listed, tool_choice=tool_choice) if listed else chat_model
+                )
+                return bound.bind(**options) if options else bound
+            return protocols.bind(chat_model, protocol, tools, **options)
+
+        if model is not None or provider_tools or tool_choice is not None or settings:
+            return make(model or self.chat_model(ctx))
         key = (
             quotes,
             ctx.model,
@@ -126,13 +163,4 @@ class Bindings:
             ctx.max_retries,
             ctx.api_key_env,
         )
-
-        def make() -> Runnable:
-            options: dict[str, Any] = {}
-            if grammar:  # constrained decoding: every reply is a valid, executable step
-                options.update(request_options(grammar_for(tools, quotes=quotes)))
-            if ctx.max_tokens:
-                options["max_tokens"] = ctx.max_tokens
-            return protocols.bind(self.chat_model(ctx), protocol, tools, **options)
-
-        return self._bound.get(key, make)
+        return self._bound.get(key, lambda: make(self.chat_model(ctx)))

@@ -49,7 +49,8 @@ def make_observe(b: Bindings) -> Any:
         update: dict[str, Any] = {"run": changes}
         if written:
             update["messages"] = written
-        status = _next(ctx, changes, number, state.get("remaining_steps", 10**6))
+        remaining = state.get("remaining_steps", 10**6) - b.step_hooks - b.closing_hooks
+        status = _next(ctx, changes, number, remaining)
         if status == "wrap_up":
             changes["wrap_up"] = True
         elif status != "running":

@@ -41,6 +41,7 @@ def new_turn(state: AgentState) -> dict[str, Any] | None:
             "wrap_up": False,
             "started_at": time.time(),
             "closed": False,
+            "ended_by": None,
         },
         "messages": calls_not_run(messages),
     }

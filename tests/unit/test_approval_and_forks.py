@@ -13,7 +13,6 @@ from langgraph.types import Command
 from graph import build_graph
 from graph.persistence.forks import edited_update, fork_with_input
 from graph.persistence.resume import resume_config
-from graph.tooling.approval import read_decisions, read_one
 from tests.support.scripted_model import ScriptedChatModel, calls, tool_call
 
 published: list[str] = []
@@ -56,40 +55,39 @@ def config(name: str) -> dict:
     return {"configurable": {"thread_id": name}}
 
 
+EDITED = {"type": "edit", "edited_action": {"name": "publish", "args": {"text": "edited"}}}
+
+
+@pytest.mark.parametrize("protocol", ["native", "text"])
 @pytest.mark.parametrize(
-    ("verdict", "expected", "observation"),
+    ("decision", "expected", "observation"),
     [
-        ({"decisions": [{"type": "approve"}]}, ["hi"], "published hi"),
+        ({"type": "approve"}, ["hi"], "published hi"),
+        (EDITED, ["edited"], "published edited"),
         (
-            {
-                "decisions": [
-                    {
-                        "type": "edit",
-                        "edited_action": {"name": "publish", "args": {"text": "edited"}},
-                    }
-                ]
-            },
-            ["edited"],
-            "published edited",
-        ),
-        (
-            {"decisions": [{"type": "reject", "message": "too loud"}]},
+            {"type": "reject", "message": "too loud"},
             [],
-            "The user rejected the call to publish: too loud.",
+            "User rejected the tool call for `publish` with reason: too loud",
         ),
-        # the project's earlier forms, valid while a single call is pending
-        ("approve", ["hi"], "published hi"),
-        ({"action": "edit", "input": {"text": "edited"}}, ["edited"], "published edited"),
-        (
-            "reject",
-            [],
-            "The user rejected the call to publish. Do not try it again; find another way.",
-        ),
+        ({"type": "respond", "message": "I published it myself"}, [], "I published it myself"),
     ],
-    ids=["approve", "edit", "reject-with-message", "bare-approve", "old-edit", "bare-reject"],
+    ids=["approve", "edit", "reject", "respond"],
 )
-def test_approval_pause_and_resume(verdict, expected: list[str], observation: str) -> None:
-    _, agent = agent_with([calls(tool_call("publish", {"text": "hi"})), "ok"], approve=["publish"])
+def test_approval_pause_and_resume(protocol, decision, expected, observation) -> None:
+    """LangChain's HumanInTheLoopMiddleware contract, under both protocols: the interrupt
+    value, each decision, and the trace showing what ran (an edit's arguments, not the
+    model's)."""
+    text_step = 'Thought: publish it\nAction: publish\nAction Input: {"text": "hi"}'
+    step = calls(tool_call("publish", {"text": "hi"})) if protocol == "native" else text_step
+    final = "ok" if protocol == "native" else "Thought: done\nFinal Answer: ok"
+    model = ScriptedChatModel([step, final])
+    agent = build_graph(
+        model=model,
+        tools=[publish, lookup, guarded],
+        protocol=protocol,
+        checkpointer=InMemorySaver(),
+        approve=["publish"],
+    )
     paused = agent.invoke({"messages": [("user", "publish hi")]}, config("a"))
     assert len(paused["__interrupt__"]) == 1
     pause = paused["__interrupt__"][0].value
@@ -101,16 +99,53 @@ def test_approval_pause_and_resume(verdict, expected: list[str], observation: st
         }
     ]
     assert pause["review_configs"] == [
-        {"action_name": "publish", "allowed_decisions": ["approve", "edit", "reject"]}
+        {"action_name": "publish", "allowed_decisions": ["approve", "edit", "reject", "respond"]}
     ]
+    assert "action_request" not in pause  # no Agent Inbox fields: the current UI reads these
     assert published == []
     assert agent.get_state(config("a")).next == ("review",)
-    done = agent.invoke(Command(resume=verdict), config("a"))
+    done = agent.invoke(Command(resume={"decisions": [decision]}), config("a"))
     assert done["status"] == "answered"
     assert published == expected
-    assert done["steps"][0]["observation"] == observation
-    if expected:
+    assert done["steps"][0]["observation"].endswith(observation)
+    if expected:  # the trace and the stored step show the arguments that ran
         assert done["steps"][0]["tool_input"] == {"text": expected[0]}
+        [ran] = [m for m in done["messages"] if isinstance(m, AIMessage) and m.tool_calls]
+        assert ran.tool_calls[0]["args"] == {"text": expected[0]}
+    if decision["type"] == "edit":  # the model is told the call was edited
+        assert "Executed instead: publish" in done["steps"][0]["observation"]
+        if protocol == "text":  # the transcript renders the call that ran
+            sent = model.requests[-1].messages
+            assert any('"edited"' in m.text and "Action:" in m.text for m in sent)
+
+
+@pytest.mark.parametrize(
+    ("resume", "why"),
+    [
+        ("approve", "was not run: the approval reply was not"),
+        ({"decisions": [{"type": "maybe"}]}, "was not one of approve, edit"),
+        (
+            {"decisions": [{"type": "edit", "edited_action": {"name": "lookup", "args": {}}}]},
+            "not the tool",
+        ),
+        (
+            {"decisions": [{"type": "edit", "edited_action": {"name": "publish", "args": 5}}]},
+            "JSON",
+        ),
+        ({"decisions": [{"type": "edit", "edited_action": "publish"}]}, "not run"),
+    ],
+    ids=["bare-word", "unknown-type", "edit-renames-tool", "edit-args-number", "edit-no-object"],
+)
+def test_unusable_decisions_run_nothing_and_say_why(resume, why: str) -> None:
+    _, agent = agent_with([calls(tool_call("publish", {"text": "hi"})), "ok"], approve=["publish"])
+    agent.invoke({"messages": [("user", "publish hi")]}, config("bad"))
+    done = agent.invoke(Command(resume=resume), config("bad"))
+    assert published == []
+    assert done["status"] == "answered"
+    step = done["steps"][0]
+    assert step["is_error"] and why in step["observation"]
+    assert step["observation"].count(". ") == 0  # one sentence
+    assert agent.get_state(config("bad")).values["status"] == "answered"  # the thread is usable
 
 
 def test_tool_metadata_asks_for_approval_and_others_run() -> None:
@@ -135,12 +170,12 @@ def test_parallel_approvals_are_one_interrupt_answered_in_order() -> None:
     decisions = {"decisions": [{"type": "approve"}, {"type": "reject", "message": "not two"}]}
     done = asyncio.run(agent.ainvoke(Command(resume=decisions), config("par")))
     assert published == ["one"]
-    assert done["steps"][1]["observation"] == "The user rejected the call to publish: not two."
+    assert done["steps"][1]["observation"].endswith("with reason: not two")
 
 
 @pytest.mark.parametrize(
     "verdict",
-    ["approve", {"decisions": [{"type": "approve"}]}, [{"type": "approve"}] * 3],
+    ["approve", {"decisions": [{"type": "approve"}]}, {"decisions": [{"type": "approve"}] * 3}],
     ids=["bare-verdict", "too-few", "too-many"],
 )
 def test_ambiguous_replies_to_several_calls_run_none(verdict) -> None:
@@ -168,18 +203,6 @@ def test_a_new_message_during_a_pause_never_runs_the_call() -> None:
     told = [m for m in model.requests[-1].messages if getattr(m, "tool_call_id", None) == "p1"]
     assert len(told) == 1 and "was not run" in told[0].content
     assert all(m.type in ("system", "human", "ai", "tool") for m in model.requests[-1].messages)
-
-
-def test_unclear_verdicts_never_approve() -> None:
-    assert read_one("yes").type == "approve"
-    assert read_one(True).type == "approve"
-    assert read_one({"type": "approve"}).type == "approve"
-    assert read_one({"action": "edit"}).type == "reject"  # edit without input
-    assert read_one({"type": "edit", "edited_action": {"name": "x"}}).type == "reject"
-    assert read_one("maybe later").message == "maybe later"
-    assert read_one(42).type == "reject"
-    assert read_one(None).type == "reject"
-    assert isinstance(read_decisions({"decisions": []}, 1), str)
 
 
 def test_resume_after_crash_targets_the_latest_checkpoint() -> None:
@@ -211,28 +234,3 @@ def test_forking_where_no_call_is_pending_is_refused() -> None:
     step = AIMessage(content="", tool_calls=[{"id": "a", "name": "n", "args": {}}])
     with pytest.raises(ValueError, match="out of range"):
         edited_update({"messages": [step]}, {"x": 1}, index=3)
-
-
-def test_agent_inbox_clients_get_their_fields_and_are_understood() -> None:
-    """Earlier Agent Chat UI releases speak Agent Inbox: one request with `action_request` and
-    `config`, replies typed accept / edit / response / ignore."""
-    _, agent = agent_with([calls(tool_call("publish", {"text": "hi"})), "ok"], approve=["publish"])
-    paused = agent.invoke({"messages": [("user", "publish hi")]}, config("inbox"))
-    value = paused["__interrupt__"][0].value
-    assert value["action_request"] == {"action": "publish", "args": {"text": "hi"}}
-    assert value["config"]["allow_accept"] and value["config"]["allow_edit"]
-    edit = [{"type": "edit", "args": {"action": "publish", "args": {"text": "edited"}}}]
-    done = agent.invoke(Command(resume=edit), config("inbox"))
-    assert published == ["edited"] and done["status"] == "answered"
-    assert read_one({"type": "accept", "args": None}).type == "approve"
-    assert read_one({"type": "response", "args": "use the other one"}).message == (
-        "use the other one"
-    )
-    assert read_one({"type": "ignore", "args": None}).type == "reject"
-
-
-def test_a_rejection_reason_is_not_punctuated_twice() -> None:
-    from graph.tooling.approval import rejection_message
-
-    assert rejection_message("x", "no.") == "The user rejected the call to x: no."
-    assert rejection_message("x", "no") == "The user rejected the call to x: no."

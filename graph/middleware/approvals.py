@@ -1,0 +1,141 @@
+"""Approvals: LangChain's `HumanInTheLoopMiddleware`, built per run from the approval policy.
+
+A tool needs approval when its name is in the `approve` setting (`*` for every tool) or the
+tool asks for it itself (`metadata={"requires_approval": True}`). The policy a run started with
+is kept in its bookkeeping, so a resume builds the same middleware and reads the decisions
+against the same configuration.
+
+The interrupt value and the decisions are LangChain's: `{"action_requests": [...],
+"review_configs": [...]}`, resumed with `{"decisions": [...]}` (approve, edit, reject,
+respond). On top of the middleware, the agent keeps three promises:
+
+* an edit may change a call's arguments, never the tool it runs;
+* what the trace, the tool cards and the transcript show is what ran: the edited arguments
+  replace the model's in the stored step (the model is told of the edit with the result);
+* a reply that cannot be read runs nothing and says why in one sentence.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Collection, Sequence
+from typing import Any, Literal
+
+from langchain.agents.middleware import HumanInTheLoopMiddleware
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.tools import BaseTool
+
+from graph import messages as m
+
+ApprovalMode = Literal["batched", "per_call"]
+EDITS = "hitl_edited_tool_calls"
+DECISIONS = ("approve", "edit", "reject", "respond")  # HumanInTheLoopMiddleware's private state key
+
+
+def needs_approval(tool: BaseTool | None, approve: Collection[str]) -> bool:
+    if tool is None:
+        return False
+    if "*" in approve or tool.name in approve:
+        return True
+    return bool((tool.metadata or {}).get("requires_approval"))
+
+
+def approval_middleware(
+    approve: Collection[str], tools: Sequence[BaseTool], mode: ApprovalMode = "batched"
+) -> HumanInTheLoopMiddleware | None:
+    """The run's approval middleware, or None when no tool of the run needs approval."""
+    gated = [tool.name for tool in tools if needs_approval(tool, approve)]
+    if not gated:
+        return None
+    return HumanInTheLoopMiddleware(
+        dict.fromkeys(gated, True),
+        description_prefix="Tool execution pending approval",
+        interrupt_mode=mode,
+    )
+
+
+def reviewed(
+    step: AIMessage, waiting: Collection[str], update: dict[str, Any] | None
+) -> list[BaseMessage]:
+    """The messages a review writes: the step with the calls that will run (edited arguments
+    in place), and an observation for each call that will not."""
+    update = update or {}
+    edits: dict[str, Any] = update.get(EDITS) or {}
+    answered = {
+        x.tool_call_id: x for x in update.get("messages") or [] if isinstance(x, ToolMessage)
+    }
+    calls, written = [], []
+    for call in step.tool_calls:
+        edit = edits.get(call["id"])
+        problem = _edit_problem(call, edit) if edit is not None else None
+        if call["id"] in answered:
+            reply = answered[call["id"]]
+            written.append(m.observation(call, reply.text, is_error=reply.status == "error"))
+        elif problem:
+            written.append(m.observation(call, f"The call was not run: {problem}.", is_error=True))
+        elif edit is not None:
+            call = {**call, "args": edit["args"]}
+        calls.append(call)
+    rewritten = step.model_copy(
+        update={
+            "tool_calls": calls,
+            "response_metadata": {k: v for k, v in step.response_metadata.items() if k != m.RAW}
+            if edits
+            else step.response_metadata,
+        }
+    )
+    return [rewritten, *written] if edits else written
+
+
+def valid_edits(step: AIMessage, update: dict[str, Any] | None) -> dict[str, Any]:
+    """The edits that will run (same tool, arguments an object), for the tool-call step."""
+    edits = (update or {}).get(EDITS) or {}
+    by_id = {call["id"]: call for call in step.tool_calls}
+    return {
+        call_id: edit
+        for call_id, edit in edits.items()
+        if call_id in by_id and _edit_problem(by_id[call_id], edit) is None
+    }
+
+
+def _edit_problem(call: dict[str, Any], edit: Any) -> str | None:
+    """Why an edit decision cannot run, or None."""
+    if not isinstance(edit, dict):
+        return "the edit was not an action with a name and arguments"
+    if edit.get("name") != call["name"]:
+        shown = json.dumps(edit.get("name"), ensure_ascii=False, default=str)[:60]
+        return (
+            f"an edit may change the arguments of {call['name']}, not the tool ({shown} was "
+            "asked for)"
+        )
+    if not isinstance(edit.get("args"), dict):
+        return "the edited arguments were not a JSON object"
+    return None
+
+
+def not_run(calls: Sequence[dict[str, Any]], why: str) -> list[BaseMessage]:
+    return [
+        m.observation(c, f"The call to {c['name']} was not run: {why}.", is_error=True)
+        for c in calls
+    ]
+
+
+def unreadable(exc: Exception, allowed: Sequence[str] = DECISIONS) -> str:
+    """One sentence on a resume value the middleware could not use."""
+    text = str(exc)
+    counts = re.search(r"decisions \((\d+)\).*tool calls \((\d+)\)", text)
+    if counts:
+        given, pending = counts.groups()
+        return (
+            f"the approval reply had {given} decision(s) for {pending} pending call(s), so "
+            "none was run"
+        )
+    if "Unexpected human decision" in text:
+        return (
+            f"a decision in the approval reply was not one of {', '.join(allowed)}, so none was run"
+        )
+    return (
+        'the approval reply was not {"decisions": [...]} with one decision per pending call, '
+        "so none was run"
+    )

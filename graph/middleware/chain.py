@@ -1,0 +1,135 @@
+"""Middleware wrappers composed around one model call and around one tool call.
+
+The first middleware is the outermost layer, as in `create_agent`. A layer may call the
+handler several times (retries, fallbacks) or not at all (a canned reply); the `Command`s a
+layer returns with `ExtendedModelResponse` are kept from the inner layers' last call only, so a
+discarded attempt leaves nothing behind. LangChain's own composition helpers are private, so
+this is ours: small, and tested against LangChain's documented semantics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    ExtendedModelResponse,
+    ModelRequest,
+    ModelResponse,
+)
+from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command
+
+from graph.middleware.hooks import implements
+
+ModelCall = Callable[[ModelRequest], ModelResponse]
+AsyncModelCall = Callable[[ModelRequest], Awaitable[ModelResponse]]
+Composed = tuple[ModelResponse, list[Command]]
+ToolResult = ToolMessage | Command
+ToolCall = Callable[[ToolCallRequest], ToolResult]
+AsyncToolCall = Callable[[ToolCallRequest], Awaitable[ToolResult]]
+
+
+def as_response(result: Any) -> tuple[ModelResponse, list[Command]]:
+    """A layer's result as a response and the commands it carries."""
+    if isinstance(result, AIMessage):
+        return ModelResponse(result=[result]), []
+    if isinstance(result, ExtendedModelResponse):
+        return result.model_response, [result.command] if result.command is not None else []
+    if isinstance(result, ModelResponse):
+        return result, []
+    raise TypeError(
+        f"wrap_model_call returned {type(result).__name__}; expected a ModelResponse, an "
+        "AIMessage or an ExtendedModelResponse."
+    )
+
+
+def model_layers(middleware: Sequence[AgentMiddleware]) -> list[AgentMiddleware]:
+    return [m for m in middleware if implements(m, "wrap_model_call")]
+
+
+def tool_layers(middleware: Sequence[AgentMiddleware]) -> list[AgentMiddleware]:
+    return [m for m in middleware if implements(m, "wrap_tool_call")]
+
+
+def chain_model_call(layers: Sequence[AgentMiddleware], base: ModelCall) -> Callable[..., Composed]:
+    """`request -> (response, commands)` through every layer's `wrap_model_call`."""
+
+    def level(index: int) -> Callable[[ModelRequest], Composed]:
+        if index == len(layers):
+            return lambda request: (base(request), [])
+        inner, layer = level(index + 1), layers[index]
+
+        def run(request: ModelRequest) -> Composed:
+            kept: list[Command] = []
+
+            def handler(req: ModelRequest) -> ModelResponse:
+                response, commands = inner(req)
+                kept[:] = commands
+                return response
+
+            response, own = as_response(layer.wrap_model_call(request, handler))
+            return response, [*kept, *own]
+
+        return run
+
+    return level(0)
+
+
+def achain_model_call(
+    layers: Sequence[AgentMiddleware], base: AsyncModelCall
+) -> Callable[..., Awaitable[Composed]]:
+    """The async form, through every layer's `awrap_model_call`."""
+
+    def level(index: int) -> Callable[[ModelRequest], Awaitable[Composed]]:
+        if index == len(layers):
+
+            async def bottom(request: ModelRequest) -> Composed:
+                return await base(request), []
+
+            return bottom
+        inner, layer = level(index + 1), layers[index]
+
+        async def run(request: ModelRequest) -> Composed:
+            kept: list[Command] = []
+
+            async def handler(req: ModelRequest) -> ModelResponse:
+                response, commands = await inner(req)
+                kept[:] = commands
+                return response
+
+            response, own = as_response(await layer.awrap_model_call(request, handler))
+            return response, [*kept, *own]
+
+        return run
+
+    return level(0)
+
+
+def chain_tool_call(layers: Sequence[AgentMiddleware], base: ToolCall) -> ToolCall:
+    """`request -> ToolMessage | Command` through every layer's `wrap_tool_call`."""
+    call = base
+    for layer in reversed(layers):
+        call = _wrapped(layer, call)
+    return call
+
+
+def _wrapped(layer: AgentMiddleware, inner: ToolCall) -> ToolCall:
+    return lambda request: layer.wrap_tool_call(request, inner)
+
+
+def achain_tool_call(layers: Sequence[AgentMiddleware], base: AsyncToolCall) -> AsyncToolCall:
+    """The async form, through every layer's `awrap_tool_call`."""
+    call = base
+    for layer in reversed(layers):
+        call = _awrapped(layer, call)
+    return call
+
+
+def _awrapped(layer: AgentMiddleware, inner: AsyncToolCall) -> AsyncToolCall:
+    async def run(request: ToolCallRequest) -> ToolResult:
+        return await layer.awrap_tool_call(request, inner)
+
+    return run

@@ -1,0 +1,107 @@
+"""Which hooks a middleware implements, and each node hook as a graph node.
+
+`before_agent`, `before_model`, `after_model` and `after_agent` hooks run as nodes of their
+own, where `create_agent` runs them: a hook that interrupts or jumps is re-run alone on resume,
+never together with a model call or a tool. A hook's update is written through the graph's
+reducers like any node's, so `messages` keeps its delta channel and a middleware's private
+keys their own channels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    ModelCallLimitMiddleware,
+    ToolCallLimitMiddleware,
+)
+from langchain_core.messages import AIMessage
+from langchain_core.runnables import RunnableLambda
+from langgraph.runtime import get_runtime
+
+from graph.middleware._compat import declared_jumps
+from graph.support.blocking import run_sync
+
+NODE_HOOKS = ("before_agent", "before_model", "after_model", "after_agent")
+JUMPS = ("model", "tools", "end")
+# Middleware whose jump to the end means a limit was reached: the run's status says so.
+LIMITS: tuple[type, ...] = (ModelCallLimitMiddleware, ToolCallLimitMiddleware)
+
+
+def implements(middleware: AgentMiddleware, hook: str) -> bool:
+    """True when the middleware overrides the hook, in its sync or async form."""
+    kind = type(middleware)
+    return any(
+        getattr(kind, name, None) is not getattr(AgentMiddleware, name, None)
+        for name in (hook, f"a{hook}")
+    )
+
+
+def with_hook(middleware: Sequence[AgentMiddleware], hook: str) -> list[AgentMiddleware]:
+    return [m for m in middleware if implements(m, hook)]
+
+
+def node_name(middleware: AgentMiddleware, hook: str) -> str:
+    return f"{middleware.name}.{hook}"
+
+
+def jumps_of(middleware: AgentMiddleware, hook: str) -> list[str]:
+    return [j for j in declared_jumps(middleware, hook) if j in JUMPS]
+
+
+def hook_node(middleware: AgentMiddleware, hook: str) -> RunnableLambda:
+    """A node running one hook: the sync form in sync runs and the async form in async runs,
+    each falling back to the other when only one is implemented."""
+    sync_own = getattr(type(middleware), hook) is not getattr(AgentMiddleware, hook)
+    async_own = getattr(type(middleware), f"a{hook}") is not getattr(AgentMiddleware, f"a{hook}")
+    sync_hook = getattr(middleware, hook)
+    async_hook = getattr(middleware, f"a{hook}")
+
+    def run(state: dict[str, Any]) -> dict[str, Any]:
+        runtime = get_runtime()
+        if sync_own or not async_own:
+            result = sync_hook(state, runtime)
+        else:
+            result = run_sync(lambda: async_hook(state, runtime))
+        return written(middleware, result)
+
+    async def arun(state: dict[str, Any]) -> dict[str, Any]:
+        runtime = get_runtime()
+        result = await async_hook(state, runtime) if async_own else sync_hook(state, runtime)
+        return written(middleware, result)
+
+    return RunnableLambda(run, afunc=arun, name=node_name(middleware, hook))
+
+
+def written(middleware: AgentMiddleware, result: Any) -> dict[str, Any]:
+    """The hook's update, with the run's status when it ends or resumes the loop: a limit
+    reached is `max_steps`, another middleware's stop is `stopped` (its reply, if it wrote one,
+    is the answer), and a jump back into the loop keeps the run going."""
+    if result is None:
+        return {}
+    if not isinstance(result, dict):
+        raise TypeError(
+            f"Middleware {middleware.name} returned {type(result).__name__}; a hook returns "
+            "a dict of state updates or None."
+        )
+    update = dict(result)
+    jump = update.get("jump_to")
+    if jump == "end":
+        update["status"] = "max_steps" if isinstance(middleware, LIMITS) else "stopped"
+        reply = _reply(update.get("messages"))
+        if reply:
+            update["answer"] = reply
+        update["run"] = {**update.get("run", {}), "ended_by": middleware.name}
+    elif jump in ("model", "tools"):
+        update["status"] = "running"
+    return update
+
+
+def _reply(messages: Any) -> str | None:
+    items = messages if isinstance(messages, list) else [messages]
+    for item in reversed(items):
+        if isinstance(item, AIMessage) and not item.tool_calls and item.text.strip():
+            return item.text.strip()
+    return None

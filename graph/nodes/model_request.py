@@ -1,0 +1,146 @@
+"""One `ModelRequest` executed: rendered for the run's protocol, sent with the run's deadline,
+and read back into the step the conversation stores.
+
+This is the innermost handler of the `wrap_model_call` chain, so every middleware sees the
+same thing under both protocols: a request of standard messages and tools, and a
+`ModelResponse` whose `AIMessage` carries the parsed step as `tool_calls` (under the text
+protocol, the model's own text is kept in `response_metadata`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from typing import Any
+
+from langchain.agents.middleware import ModelRequest, ModelResponse
+from langchain_core.messages import AIMessage
+from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.tools import BaseTool
+
+from graph import messages as m
+from graph import protocols
+from graph.nodes.bindings import Bindings
+from graph.nodes.model_call import acall_model, call_model
+from graph.nodes.plan import Plan, bounds
+from graph.protocols.text.prompts import OBSERVATION
+from graph.tooling.runner import ArgumentsError, coerce_arguments
+
+
+def execute(
+    b: Bindings, plan: Plan, request: ModelRequest, config: RunnableConfig
+) -> ModelResponse:
+    if plan.forced is not None:
+        return ModelResponse(result=[read_reply(plan, plan.forced, request)])
+    runnable, messages = rendered(b, plan, request)
+    reply = call_model(runnable, messages, config, **bounds(plan))
+    return ModelResponse(result=[read_reply(plan, reply, request)])
+
+
+async def aexecute(
+    b: Bindings, plan: Plan, request: ModelRequest, config: RunnableConfig
+) -> ModelResponse:
+    if plan.forced is not None:
+        return ModelResponse(result=[read_reply(plan, plan.forced, request)])
+    runnable, messages = rendered(b, plan, request)
+    reply = await acall_model(runnable, messages, config, **bounds(plan))
+    return ModelResponse(result=[read_reply(plan, reply, request)])
+
+
+def rendered(b: Bindings, plan: Plan, request: ModelRequest) -> tuple[Runnable, list[Any]]:
+    """The model as bound for this request, and the messages in the protocol's form."""
+    tools = [t for t in request.tools if isinstance(t, BaseTool)]
+    system = request.system_message.text if request.system_message is not None else None
+    messages = protocols.request_messages(plan.protocol, request.messages, tools, system)
+    same = (
+        request.model is b.chat_model(plan.ctx)
+        and [t.name for t in tools] == [t.name for t in plan.offered]
+        and len(tools) == len(request.tools)
+        and request.tool_choice is None
+        and not request.model_settings
+    )
+    if same:
+        return plan.runnable, messages
+    runnable = b.bound(
+        plan.ctx,
+        plan.protocol,
+        tools,
+        plan.local,
+        plan.quotes,
+        model=request.model,
+        provider_tools=[t for t in request.tools if isinstance(t, dict)],
+        tool_choice=request.tool_choice,
+        settings=request.model_settings,
+    )
+    return runnable, messages
+
+
+def read_reply(plan: Plan, reply: AIMessage, request: ModelRequest) -> AIMessage:
+    """The reply as the step the conversation stores: tool calls to run, the answer, or an
+    unusable reply marked with why."""
+    tools = [t for t in request.tools if isinstance(t, BaseTool)]
+    decision = protocols.decide(plan.protocol, reply, tools)
+    meta: dict[str, Any] = {m.PROTOCOL: plan.protocol}
+    if plan.fallback:
+        meta[m.FALLBACK] = plan.fallback
+    if plan.protocol == "text":
+        meta[m.RAW] = as_read(reply.text)
+    if isinstance(decision, protocols.Answer):
+        if plan.protocol == "native" and decision.text != reply.text:
+            reply = reply.model_copy(update={"content": decision.text})
+        meta.update({m.MARK: "answer", m.THOUGHT: decision.thought})
+        return _stored(reply, plan, decision.text, [], meta)
+    if isinstance(decision, protocols.Act):
+        calls = _fitted(decision.calls, plan.tools) if plan.protocol == "text" else decision.calls
+        if decision.note:
+            meta[m.NOTE] = decision.note
+        meta[m.MARK] = "step"
+        return _stored(reply, plan, decision.thought, calls, meta)
+    meta.update({m.MARK: "invalid", m.ERROR: decision.error})
+    content = reply.text if plan.protocol == "native" else as_read(reply.text)
+    return _stored(reply, plan, content, None, meta)
+
+
+def _stored(
+    reply: AIMessage, plan: Plan, content: str, calls: list | None, meta: dict[str, Any]
+) -> AIMessage:
+    """The reply as the conversation keeps it, under an id of its own (a model that returns the
+    same message object twice must not overwrite the earlier step)."""
+    if not reply.id or reply.id in plan.known_ids:
+        reply = reply.model_copy(update={"id": f"lc_{uuid.uuid4()}"})
+    if plan.protocol == "native" and calls is not None:
+        return m.marked(reply.model_copy(update={"tool_calls": calls} if calls else {}), **meta)
+    if plan.protocol == "native":
+        return m.marked(reply, **meta)
+    return AIMessage(
+        content=content,
+        tool_calls=calls or [],
+        id=reply.id,
+        usage_metadata=reply.usage_metadata,
+        response_metadata={**reply.response_metadata, **meta},
+    )
+
+
+def _fitted(calls: list[dict[str, Any]], tools: list[Any]) -> list[dict[str, Any]]:
+    """Text-protocol inputs fitted to the tool's schema now, so the stored call (and every tool
+    card that shows it) has the arguments the tool will get."""
+    by_name = {t.name: t for t in tools}
+    out = []
+    for call in calls:
+        tool = by_name.get(call["name"])
+        args = call["args"]
+        if tool is not None:
+            with contextlib.suppress(ArgumentsError):
+                args = coerce_arguments(
+                    tool, args.get("__arg1") if set(args) == {"__arg1"} else args
+                )
+        out.append({**call, "args": args, "type": "tool_call"})
+    return out
+
+
+def as_read(text: str) -> str:
+    """The model's text as the reader took it: what is sent back for this step later."""
+    from graph.protocols.text.reader import clean_reply
+
+    label = OBSERVATION.rstrip(":").lower()  # a bare "Observation" line, without its colon, too
+    return clean_reply(text) if label in text.lower() else text.strip()

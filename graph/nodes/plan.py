@@ -1,0 +1,185 @@
+"""What think settles before the model is called: the run's settings and tools, the protocol,
+the limits that end a run here, and the `ModelRequest` the middleware chain sees.
+
+The request holds standard messages and tools whatever the protocol: how the text protocol
+renders them for the model is decided only when the request is executed
+(`graph.nodes.model_request`), so a middleware that changes the messages, the tools, the model
+or the system prompt changes what is sent.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain.agents.middleware import ModelRequest
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable
+from langgraph.graph.message import add_messages
+from langgraph.runtime import get_runtime
+
+from graph import messages as m
+from graph.models import factory
+from graph.nodes.bindings import Bindings
+from graph.nodes.finish import closing_update
+from graph.nodes.model_call import ReplyTooLong
+from graph.nodes.turn import new_turn
+from graph.protocols import tool_results_after_calls
+from graph.protocols.native import DEFAULT_INSTRUCTIONS
+from graph.protocols.text.observations import QUOTED_THOUGHT
+from graph.redaction import redact
+from graph.settings import AgentContext
+from graph.state import AgentState
+from graph.steps import latest_observations, run_messages
+
+# supersteps after think that still end through finish: review, act, observe, finish
+AFTER_THINK = 4
+WRAP_UP = (
+    "You have used all {steps} steps. Do not call any more tools. From what you have found so "
+    "far, give your best answer now"
+)
+
+
+@dataclass
+class Plan:
+    """What think settled before calling the model (or its whole update, when it need not)."""
+
+    update: dict[str, Any]
+    run: dict[str, Any] = field(default_factory=dict)
+    ctx: AgentContext | None = None
+    protocol: str = "native"
+    runnable: Runnable | None = None  # the default binding of the default model and tools
+    request: ModelRequest | None = None
+    tools: list[Any] = field(default_factory=list)  # the run's tools (what act can run)
+    offered: list[Any] = field(default_factory=list)  # the tools this step offers the model
+    quotes: list[str] = field(default_factory=list)
+    local: bool = False
+    wrap_up: bool = False
+    fallback: str | None = None
+    done: bool = False
+    known_ids: frozenset[str] = frozenset()
+    forced: AIMessage | None = None  # the only reply the grammar allows: no model call needed
+
+
+def prepare(b: Bindings, state: AgentState, protocol: str | None = None) -> Plan:
+    reset = new_turn(state)
+    run = {**(state.get("run") or {}), **((reset or {}).get("run") or {})}
+    update: dict[str, Any] = dict(reset or {})
+    if reset is not None:
+        update["run"] = dict(run)
+    view = add_messages(state.get("messages", []), update.get("messages", []))  # as stored
+    runtime = get_runtime()
+    try:
+        ctx = b.limits(b.context(runtime.context))
+        tools = b.tools(ctx)
+        model = b.chat_model(ctx)
+    except (ValueError, ImportError, RuntimeError) as exc:  # settings, tool names, MCP servers
+        return Plan({**update, "status": "error", "error": redact(exc)}, run, done=True)
+    remaining = state.get("remaining_steps", 10**6)
+    wrap_up = bool(run.get("wrap_up"))
+    plan = Plan(update, run, ctx)
+    if not wrap_up and remaining <= AFTER_THINK + b.after_think_hooks:
+        return _out_of_room(plan, remaining, view)
+    started = run.get("started_at")
+    if ctx.run_timeout and started and time.time() - started >= ctx.run_timeout:
+        plan.update["status"] = "timeout"
+        plan.done = True
+        return plan
+    chosen = protocol or run.get("protocol") or ctx.protocol
+    local = b.is_local(ctx)
+    if chosen == "auto":
+        chosen = "text" if local or factory.known_text_only(ctx.model) else "native"
+    if run.get("protocol") != chosen:
+        plan.update["run"] = {**plan.update.get("run", {}), "protocol": chosen}
+    approve = ctx.approve
+    if list(run.get("approve") or []) != approve:  # rides along: a resume keeps the policy
+        plan.update["run"] = {**plan.update.get("run", {}), "approve": approve}
+    in_run = run_messages(view, run.get("question_id"))
+    observed = sum(getattr(x, "status", None) == "success" for x in in_run if x.type == "tool")
+    budget_spent = bool(ctx.answer_after) and observed >= ctx.answer_after
+    offered = [] if wrap_up or budget_spent else tools
+    conversation = tool_results_after_calls([x for x in view if m.kind_of(x) != "error"])
+    if wrap_up:
+        text = WRAP_UP.format(steps=ctx.max_steps) + (
+            " as a Final Answer." if chosen == "text" else "."
+        )
+        conversation.append(HumanMessage(content=text))
+    plan.protocol, plan.tools, plan.offered, plan.wrap_up = chosen, tools, offered, wrap_up
+    plan.local = local
+    plan.known_ids = frozenset(x.id for x in view if x.id)
+    plan.quotes = b.quotes(ctx, chosen, local, latest_observations(in_run))
+    plan.runnable = b.bound(ctx, chosen, offered, local, plan.quotes)
+    plan.request = ModelRequest(
+        model=model,
+        messages=conversation,
+        system_message=SystemMessage(content=ctx.system_prompt or DEFAULT_INSTRUCTIONS),
+        tools=list(offered),
+        state={**state, **{k: v for k, v in plan.update.items() if k != "messages"}},
+        runtime=runtime,
+    )
+    if len(plan.quotes) == 1 and not offered and not wrap_up:  # one answer allowed: it is that
+        text = f"Thought: {QUOTED_THOUGHT}\nFinal Answer: {plan.quotes[0]}"
+        plan.forced = AIMessage(content=text, response_metadata={m.QUOTED: True})
+    return plan
+
+
+def _out_of_room(plan: Plan, remaining: int, view: list[BaseMessage]) -> Plan:
+    """The caller's recursion_limit leaves no room for another step: end through finish, or
+    here when even finish does not fit."""
+    plan.update["status"] = "max_steps"
+    plan.done = True
+    if remaining <= 1:
+        state_view = {**plan.update, "run": plan.run}
+        closing = closing_update(state_view, plan.ctx, view, out_of_room=True)
+        plan.update.update(closing)
+        plan.update["run"] = {**plan.update.get("run", {}), "closed": True}
+    return plan
+
+
+def fallback_plan(b: Bindings, state: AgentState, plan: Plan, exc: Exception) -> Plan | None:
+    """Under `auto`, a native request the endpoint refused for its tools is sent as text."""
+    if plan.ctx.protocol != "auto" or plan.protocol != "native":
+        return None
+    if not factory.tools_unsupported(exc):
+        return None
+    retry = prepare(b, state, protocol="text")
+    if retry.done:
+        return None
+    retry.fallback = (
+        f"The endpoint refused tools ({factory.error_message(exc)}); this run continues with "
+        "the text ReAct protocol."
+    )
+    return retry
+
+
+def retry_or_fail(b: Bindings, state: AgentState, plan: Plan, exc: Exception) -> Plan | dict:
+    """The text-protocol retry of a native request the endpoint refused for its tools (once),
+    or the run's error update."""
+    if isinstance(exc, TimeoutError) and run_time_left(plan) <= 0.1:
+        return {**plan.update, "status": "timeout"}  # the run's deadline, not the endpoint's
+    retry = None if plan.fallback else fallback_plan(b, state, plan, exc)
+    return retry if retry is not None else failed(plan, exc)
+
+
+def failed(plan: Plan, exc: Exception) -> dict[str, Any]:
+    key = os.environ.get(plan.ctx.api_key_env)
+    if isinstance(exc, ReplyTooLong):
+        text = f"The model call failed: {exc}; ask a narrower question or raise the limit."
+    else:
+        text = factory.describe_failure(exc, plan.ctx, secret=key)
+    return {**plan.update, "status": "error", "error": redact(text, [key])}
+
+
+def run_time_left(plan: Plan) -> float:
+    started = plan.run.get("started_at")
+    if not plan.ctx.run_timeout or not started:
+        return float("inf")
+    return plan.ctx.run_timeout - (time.time() - started)
+
+
+def bounds(plan: Plan) -> dict[str, Any]:
+    """The model call's deadline: its own timeout, or what is left of the run's."""
+    timeout = max(0.1, min(plan.ctx.model_timeout, run_time_left(plan)))
+    return {"timeout": timeout, "max_chars": plan.ctx.max_reply_chars}
