@@ -1,34 +1,39 @@
-"""Offline tasks on the embedded local model: accuracy, time and steps per prompt mode and model.
+"""Offline tasks on the embedded local model: accuracy, time and steps per mode and model.
 
 Every task runs with ALL default tools offered (calculator, weather, wikipedia,
 knowledge_search, web_fetch, current_time), on the text protocol, under the run policies
-recommended for the embedded model (`graph.models.local`: `ANSWER_AFTER` observations before
-only a Final Answer is offered, `STEP_TOKENS` per step, `RUN_DEADLINE` seconds per run). The
-tasks need only offline tools: arithmetic in symbols, in words and in Chinese, look-ups in the
-shipped sample notes (`tools/knowledge_base/`), the clock, two tools in sequence, and questions
-that need no tool. A task succeeds when the run ends with a Final Answer that contains what the
-task expects (for the clock: the date or hh:mm the tool really returned).
+recommended for the embedded model (`graph.models.local`). The tasks need only offline tools:
+arithmetic in symbols, in words and in Chinese, word problems, look-ups in a notes folder, the
+clock, two tools in sequence, and questions that need no tool. A task succeeds when the run
+ends with a Final Answer that contains what the task expects (for the clock: the date or hh:mm
+the tool really returned).
 
-Prompt modes (`--modes`, comma-separated):
+Task sets (`--tasks`):
 
-- `chat`: the text protocol's system prompt through the chat endpoint (the old way), grammar;
-- `all`: few-shot completion prompt with every example of the offered tools, grammar;
-- `pick`: few-shot completion prompt with the 3 examples closest to the question
-  (`--example-count`), grammar;
-- `pick-free`: `pick` without the grammar;
-- `agent`: the agent itself (`build_graph` with the embedded model's run policies), prompted as
-  `pick`: what `react-agent ask` does.
+- DEVELOPMENT sets: `builtin` (below), `holdout`, `fresh`, `unseen`, `final`
+  (bench/data/local_eval_*.jsonl). Their questions and failures were read while building; a
+  figure on them says little about new wording;
+- `blind`: bench/data/local_eval_blind.jsonl over its own notes folder
+  (bench/data/blind_notes/, set as REACT_AGENT_KB_DIR for the run), written by someone who saw
+  neither the code nor the other sets; run once on the final code.
 
-The loop is driven here, exactly as the agent's contract with `LocalCompletionModel` says
-(bind_tools, stop, grammar, then the conversation in LangChain's standard form), so the figures
-do not depend on the agent's wiring of the policies.
+Modes (`--modes`, comma-separated):
 
-    uv run --extra local python bench/local_eval.py                     # all tasks, pick mode
-    uv run --extra local python bench/local_eval.py --modes chat,all,pick,pick-free
-    uv run --extra local python bench/local_eval.py --gguf path/to/model.gguf --only kb
-    uv run --extra local python bench/local_eval.py --quick             # 15 tasks
+- `agent`: the agent itself (`build_graph` with the embedded model's run policies): what
+  `react-agent ask` does;
+- `baseline`: no model at all. The tool whose records share the most words with the question
+  (none: no answer) is called with the question as its argument, and the answer is the
+  result's first quotable line, the code the agent runs after a call. What the model adds is
+  the agent's figure minus this one;
+- `completion`, `chat`: the loop driven here (bind_tools, stop, grammar, the conversation in
+  LangChain's standard form) with the completion prompt, or the text protocol's chat
+  transcript.
 
-Prints a line per task, then a Markdown table per mode and model, and writes
+    uv run --extra local python bench/local_eval.py --modes agent,baseline --tasks holdout
+    uv run --extra local python bench/local_eval.py --modes agent --tasks all
+
+Prints a line per task, then a Markdown table per mode and model (with accuracy per path: the
+answer written by the model, or by code when one line was all it could be), and writes
 `bench/results/local_eval.json`.
 """
 
@@ -57,6 +62,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 
 from graph.models.local import (  # noqa: E402
     ANSWER_AFTER,
+    QUOTED_ANSWERS,
     RUN_DEADLINE,
     STEP_TOKENS,
     LocalServer,
@@ -303,16 +309,18 @@ def _tasks() -> list[Task]:
 
 
 TASKS = _tasks()
-HOLDOUT = ROOT / "bench" / "data" / "local_eval_holdout.jsonl"
-FRESH = ROOT / "bench" / "data" / "local_eval_fresh.jsonl"  # a second blind set, 60 questions
-# two more blind sets of 60, written in the next round: `unseen` was run once on the code as
-# it stood and then read; `final` was run once on the final code and not tuned on
-BLIND_SETS = {
+DATA = ROOT / "bench" / "data"
+HOLDOUT = DATA / "local_eval_holdout.jsonl"
+# DEVELOPMENT sets: their questions and failures were read while the code was built.
+DEV_SETS = {
     "holdout": HOLDOUT,
-    "fresh": FRESH,
-    "unseen": ROOT / "bench" / "data" / "local_eval_unseen.jsonl",
-    "final": ROOT / "bench" / "data" / "local_eval_final.jsonl",
+    "fresh": DATA / "local_eval_fresh.jsonl",
+    "unseen": DATA / "local_eval_unseen.jsonl",
+    "final": DATA / "local_eval_final.jsonl",
 }
+BLIND = DATA / "local_eval_blind.jsonl"  # run once on the final code, over its own notes
+BLIND_NOTES = DATA / "blind_notes"
+KB_VARIABLE = "REACT_AGENT_KB_DIR"
 CHECKS: dict[str, Callable[..., Check]] = {
     "number": lambda values: number(*values),
     "words": lambda values: words(*values),
@@ -324,9 +332,7 @@ CHECKS: dict[str, Callable[..., Check]] = {
 def load_tasks(path: Path) -> list[Task]:
     """Tasks from a JSON-lines file: name, kind, question, tool and a check, one of
     `{"number": [...]}`, `{"words": [...]}`, `{"clock": zone}`, `{"weekday": zone}`.
-    `bench/data/local_eval_holdout.jsonl` and `local_eval_fresh.jsonl` are such files:
-    questions written by someone who had not seen the tools' worked examples or the tasks
-    above, the check against tuning to them."""
+    A task without a tool (`tool` null) needs none."""
     tasks = []
     for number_, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
@@ -340,15 +346,14 @@ def load_tasks(path: Path) -> list[Task]:
     return tasks
 
 
-SINGLE = ("arithmetic", "knowledge", "clock")
+SINGLE = ("arithmetic", "knowledge", "clock", "word_problem")
+NO_TOOL = ("no-tool", "direct")
 
 MODES: dict[str, dict[str, Any]] = {
     "chat": {"options": {"prompt_mode": "chat"}, "grammar": True},
-    "all": {"options": {"examples": "all"}, "grammar": True},
-    "pick": {"options": {"examples": "pick"}, "grammar": True},
-    "pick-free": {"options": {"examples": "pick"}, "grammar": False},
-    # the agent itself (build_graph, its nodes and its run policies), prompted as `pick`
-    "agent": {"options": {"examples": "pick"}, "grammar": True},
+    "completion": {"options": {}, "grammar": True},
+    "agent": {"options": {}, "grammar": True},  # build_graph, its nodes and its run policies
+    "baseline": {"options": {}, "grammar": False},  # no model (see the module docstring)
 }
 
 
@@ -367,6 +372,7 @@ class Result:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     invalid: int = 0
+    path: str = "model"  # who wrote the answer: "model", or "code" (one line was all it could be)
 
 
 def right(task: Task, ended: str, answer: str, steps: list[dict]) -> bool:
@@ -406,7 +412,7 @@ def run_agent_task(model: Any, tools: list, task: Task, mode: str, label: str) -
         max_tokens=STEP_TOKENS,
         run_timeout=RUN_DEADLINE,
         constrained_decoding="on",
-        quoted_answers=True,
+        quoted_answers=QUOTED_ANSWERS,
     )
     started = time.monotonic()
     out = agent.invoke({"messages": [("user", task.question)]})
@@ -421,6 +427,9 @@ def run_agent_task(model: Any, tools: list, task: Task, mode: str, label: str) -
     )
     answer = (out.get("answer") or "") if ended == "answered" else ""
     usage = [s["usage"] for s in out["steps"] if s.get("usage")]
+    last = next((x for x in reversed(out["messages"]) if x.type == "ai"), None)
+    meta = last.response_metadata if last is not None else {}
+    by_code = meta.get("react_quoted") or meta.get("react_decided_by") == "code"
     return scored(
         task,
         mode,
@@ -432,7 +441,48 @@ def run_agent_task(model: Any, tools: list, task: Task, mode: str, label: str) -
         prompt_tokens=sum(u.get("input_tokens", 0) for u in usage),
         completion_tokens=sum(u.get("output_tokens", 0) for u in usage),
         invalid=sum(s["kind"] == "invalid" for s in out["steps"]),
+        path="code" if by_code else "model",
     )
+
+
+def run_baseline_task(tools: list, task: Task, mode: str, label: str) -> Result:
+    """No model: the tool whose records share the most words with the question, called with
+    the question as its argument; the answer is the result's first quotable line."""
+    from graph.models.local.hints import hints_for
+    from graph.protocols.text.grammar import tool_specs
+
+    started = time.monotonic()
+    asked = _words(task.question)
+    best, tool = 0, None
+    for candidate in tools:
+        known = _words(candidate.description)
+        for example in hints_for(candidate).examples:
+            known |= _words(example.question)
+        shared = len(asked & known)
+        if shared > best:
+            best, tool = shared, candidate
+    steps: list[dict] = []
+    answer, ended = "", "invalid"
+    if tool is not None:
+        hints = hints_for(tool)
+        ((_, schema),) = tool_specs([tool])
+        argument = hints.single_argument or next(iter(schema.get("properties") or {"input": 0}))
+        tool_input = {argument: task.question}
+        try:
+            observation = str(tool.invoke(tool_input))
+        except Exception as exc:
+            observation = f"Error: {exc}"
+        steps.append({"tool": tool.name, "input": tool_input, "observation": observation})
+        quotes = quotable_lines([observation])
+        answer, ended = (quotes[0] if quotes else observation), "answered"
+    seconds = time.monotonic() - started
+    return scored(task, mode, label, ended, answer, steps, seconds=seconds, path="code")
+
+
+def _words(text: str) -> set[str]:
+    """Lower-case words of three letters or more, and Chinese characters."""
+    found = set(re.findall(r"[a-z]{3,}", text.casefold()))
+    return found | set(re.findall(r"[\u3400-\u9fff]", text))
 
 
 def run_task(model: Any, tools: list, task: Task, mode: str, label: str, grammar: bool) -> Result:
@@ -536,11 +586,24 @@ def summary(results: list[Result]) -> str:
         lines.append(
             f"| {model} | {mode} | {rate(rows)} | {rate([r for r in rows if r.kind in SINGLE])} | "
             f"{rate([r for r in rows if r.kind == 'two-step'])} | "
-            f"{rate([r for r in rows if r.kind == 'no-tool'])} | "
+            f"{rate([r for r in rows if r.kind in NO_TOOL])} | "
             f"{sum(r.right_tool for r in rows)}/{len(rows)} | "
             f"{statistics.median(seconds):.1f} | {max(seconds):.1f} | "
             f"{statistics.mean(len(r.steps) for r in rows):.1f} | {sum(r.invalid for r in rows)} |"
         )
+    return "\n".join(lines)
+
+
+def by_path(results: list[Result]) -> str:
+    """Accuracy by who wrote the answer: the model, or code (one line was all it could be)."""
+    lines = ["| model | mode | answer by model | answer by code |", "|---|---|---:|---:|"]
+    for model, mode in dict.fromkeys((r.model, r.mode) for r in results):
+        cells = []
+        for path in ("model", "code"):
+            rows = [r for r in results if (r.model, r.mode, r.path) == (model, mode, path)]
+            ok = sum(r.success for r in rows)
+            cells.append(f"{ok}/{len(rows)}" + (f" ({100 * ok / len(rows):.0f} %)" if rows else ""))
+        lines.append(f"| {model} | {mode} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -559,9 +622,7 @@ def by_kind(results: list[Result]) -> str:
 def rescore(path: Path) -> int:
     """The tables for a results file, with the tasks' current checks (the runs are not
     repeated; the clock's "year * 2" is checked against this year)."""
-    by_name = {
-        t.name: t for t in [*TASKS, *(t for p in BLIND_SETS.values() for t in load_tasks(p))]
-    }
+    by_name = {t.name: t for t in [*TASKS, *(t for p in DEV_SETS.values() for t in load_tasks(p))]}
     results = []
     for raw in json.loads(path.read_text())["results"]:
         result = Result(**raw)
@@ -569,13 +630,13 @@ def rescore(path: Path) -> int:
         if task is not None:
             result.success = right(task, result.ended, result.answer, result.steps)
         results.append(result)
-    print(summary(results) + "\n\n" + by_kind(results))
+    print(summary(results) + "\n\n" + by_path(results) + "\n\n" + by_kind(results))
     return 0
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--modes", default="pick", help=f"comma-separated: {', '.join(MODES)}")
+    parser.add_argument("--modes", default="agent", help=f"comma-separated: {', '.join(MODES)}")
     parser.add_argument(
         "--gguf", action="append", default=[], help="model file(s) (default: packaged)"
     )
@@ -583,14 +644,14 @@ def main() -> int:
     parser.add_argument(
         "--tasks",
         default="builtin",
-        help="builtin, holdout, fresh, unseen, final (bench/data/local_eval_*.jsonl), both "
-        "(builtin and holdout), all, or a .jsonl path",
+        help="development sets: builtin, holdout, fresh, unseen, final "
+        "(bench/data/local_eval_*.jsonl), both (builtin and holdout), all (every development "
+        "set); blind (run once, over bench/data/blind_notes); or a .jsonl path",
     )
     parser.add_argument("--only", default="", help="task kinds or names, comma-separated")
     parser.add_argument("--quick", action="store_true", help="15 tasks, every kind")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "local_eval.json"))
     parser.add_argument("--rescore", default="", help="only re-check the answers in this file")
-    parser.add_argument("--example-count", type=int, default=3, help="examples picked (pick modes)")
     args = parser.parse_args()
     if args.rescore:
         return rescore(Path(args.rescore))
@@ -598,13 +659,19 @@ def main() -> int:
         print("The local extra is not installed: uv sync --extra local", file=sys.stderr)
         return 2
     modes = [m for m in args.modes.split(",") if m]
-    chosen = {
-        "builtin": TASKS,
-        **{name: load_tasks(path) for name, path in BLIND_SETS.items()},
-        "both": [*TASKS, *load_tasks(HOLDOUT)],
-        "all": [*TASKS, *(t for path in BLIND_SETS.values() for t in load_tasks(path))],
-    }
-    tasks = chosen.get(args.tasks) or load_tasks(Path(args.tasks))
+    if args.tasks == "blind":
+        tasks = load_tasks(BLIND)
+        os.environ[KB_VARIABLE] = str(BLIND_NOTES)  # the blind set's own notes
+    elif args.tasks in ("builtin", "both", "all", *DEV_SETS):
+        chosen = {
+            "builtin": TASKS,
+            **{name: load_tasks(path) for name, path in DEV_SETS.items()},
+            "both": [*TASKS, *load_tasks(HOLDOUT)],
+            "all": [*TASKS, *(t for path in DEV_SETS.values() for t in load_tasks(path))],
+        }
+        tasks = chosen[args.tasks]
+    else:
+        tasks = load_tasks(Path(args.tasks))
     if args.only:
         wanted = set(args.only.split(","))
         tasks = [t for t in tasks if t.kind in wanted or t.name in wanted]
@@ -621,23 +688,22 @@ def main() -> int:
     meta: list[dict] = []
     for gguf in servers:
         server = None
-        if args.base_url:
-            base_url, label = args.base_url, "server"
+        if args.base_url or modes == ["baseline"]:
+            base_url, label = args.base_url or "http://127.0.0.1:9/v1", "server"
         else:
             server = LocalServer(gguf, progress=None).start()
             base_url, label = server.base_url, server.model.name
             meta.append({"model": label, "startup_seconds": server.startup_seconds})
         try:
             for mode in modes:
-                model = chat_model(
-                    base_url, example_count=args.example_count, **MODES[mode]["options"]
-                )
+                model = chat_model(base_url, **MODES[mode]["options"])
                 for task in tasks:
-                    r = (
-                        run_agent_task(model, tools, task, mode, label)
-                        if mode == "agent"
-                        else run_task(model, tools, task, mode, label, MODES[mode]["grammar"])
-                    )
+                    if mode == "agent":
+                        r = run_agent_task(model, tools, task, mode, label)
+                    elif mode == "baseline":
+                        r = run_baseline_task(tools, task, mode, label)
+                    else:
+                        r = run_task(model, tools, task, mode, label, MODES[mode]["grammar"])
                     results.append(r)
                     calls = [
                         f"{s['tool']} {json.dumps(s['input'], ensure_ascii=False)}" for s in r.steps
@@ -652,13 +718,14 @@ def main() -> int:
         finally:
             if server is not None:
                 server.stop()
-    print("\n" + summary(results) + "\n\n" + by_kind(results))
+    print("\n" + summary(results) + "\n\n" + by_path(results) + "\n\n" + by_kind(results))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     payload = {
         "servers": meta,
         "policies": {
             "answer_after": ANSWER_AFTER,
+            "quoted_answers": QUOTED_ANSWERS,
             "step_tokens": STEP_TOKENS,
             "run_deadline": RUN_DEADLINE,
             "max_steps": MAX_STEPS,

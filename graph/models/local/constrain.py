@@ -5,7 +5,8 @@ Nothing here repairs what the model wrote; it only narrows what it can write:
 - the choice: one of the offered tools' names, or `none` (answer directly);
 - an arithmetic argument: expressions over the numbers the question holds (in digits, in
   English words read by `text2num`, in Chinese read by `cn2an`) and a few constants every
-  percentage, halving or unit conversion needs, with + - * / ** % and parentheses;
+  percentage, halving or unit conversion needs, with + - * / ** and parentheses (no `%`: in a question it means percent, and as
+  modulo it misled the model);
 - a copied argument (a place, a title, a URL): a piece of the question of a few words;
 - an answer after an observation: one of the lines it may quote.
 
@@ -62,7 +63,7 @@ def arithmetic_grammar(question: str) -> str:
             "root ::= expr",
             'expr ::= term (" " op " " term){0,6}',
             'term ::= number | "(" expr ")" | "sqrt(" expr ")"',
-            'op ::= "+" | "-" | "*" | "/" | "**" | "%"',
+            'op ::= "+" | "-" | "*" | "/" | "**"',
             f"number ::= {number}",
             "",
         ]
