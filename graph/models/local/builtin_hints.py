@@ -36,9 +36,7 @@ BUILTIN_HINTS: dict[str, ToolHints] = {
             ),
             Example("What is 20% of 45?", {"expression": "20 * 45 / 100"}, "9", "9"),
             Example("125 加 37 等于多少？", {"expression": "125 + 37"}, "162", "162"),
-            Example(
-                "What is the square root of 196?", {"expression": "sqrt(196)"}, "14", "14"
-            ),
+            Example("What is the square root of 196?", {"expression": "sqrt(196)"}, "14", "14"),
         ),
         arithmetic_argument="expression",
     ),

@@ -5,8 +5,8 @@ Nothing here repairs what the model wrote; it only narrows what it can write:
 - the choice: one of the offered tools' names, or `none` (answer directly);
 - an arithmetic argument: expressions over the numbers the question holds (in digits, in
   English words read by `text2num`, in Chinese read by `cn2an`) and a few constants every
-  percentage, halving or unit conversion needs, with + - * / ** and parentheses (no `%`: in a question it means percent, and as
-  modulo it misled the model);
+  percentage, halving or unit conversion needs, with + - * / ** and parentheses (no `%`:
+  in a question it means percent, and read as modulo it misled the model);
 - a copied argument (a place, a title, a URL): a piece of the question of a few words;
 - an answer after an observation: one of the lines it may quote.
 
