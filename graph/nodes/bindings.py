@@ -60,7 +60,10 @@ class Bindings:
         self._tools = LRU(16)
 
     def context(self, run_context: Any) -> AgentContext:
-        """The run's validated settings (raises ConfigError with one sentence)."""
+        """The run's settings, resolved and validated once per distinct run context (raises
+        ConfigError with one sentence), with the embedded model's own bounds filled in: every
+        node of a run sees this same object."""
+
         env = tuple(map(os.environ.get, ENV_VARS.values()))
         if isinstance(run_context, AgentContext):
             key: Hashable = ("object", run_context.model_dump_json(exclude_unset=True), env)
@@ -68,8 +71,10 @@ class Bindings:
             key = ("dict", json.dumps(run_context or {}, sort_keys=True, default=repr), env)
         return self._contexts.get(
             key,
-            lambda: resolve_run_context(
-                self.overrides, run_context, model_object=self.model is not None
+            lambda: self.limits(
+                resolve_run_context(
+                    self.overrides, run_context, model_object=self.model is not None
+                )
             ),
         )
 

@@ -29,7 +29,7 @@ WRAP_UP = 2  # think, finish
 
 def make_observe(b: Bindings) -> Any:
     def observe(state: AgentState) -> dict[str, Any]:
-        ctx = b.limits(b.context(get_runtime().context))
+        ctx = b.context(get_runtime().context)
         run = state.get("run") or {}
         number = run.get("iteration", 0) + 1
         step, results = last_step(state.get("messages") or [])

@@ -72,7 +72,7 @@ def prepare(b: Bindings, state: AgentState, protocol: str | None = None) -> Plan
     view = add_messages(state.get("messages", []), update.get("messages", []))  # as stored
     runtime = get_runtime()
     try:
-        ctx = b.limits(b.context(runtime.context))
+        ctx = b.context(runtime.context)
         tools = b.tools(ctx)
         model = b.chat_model(ctx)
     except (ValueError, ImportError, RuntimeError) as exc:  # settings, tool names, MCP servers
