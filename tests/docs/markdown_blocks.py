@@ -62,7 +62,12 @@ class Block:
     @property
     def where(self) -> str:
         """`docs/page.md:12`, as a test id and in failure messages."""
-        return f"{self.path.relative_to(REPO)}:{self.line}"
+        return f"{shown_path(self.path)}:{self.line}"
+
+
+def shown_path(path: Path) -> str:
+    """A doc file's path as a reader names it: from the repository's root when inside it."""
+    return str(path.relative_to(REPO)) if path.is_relative_to(REPO) else str(path)
 
 
 def doc_files() -> list[Path]:
@@ -124,7 +129,7 @@ def blocks(path: Path) -> tuple[Block, ...]:
         if token.type == "html_block" and token.map:
             match = _COMMENT.search(token.content)
             if match:
-                where = f"{path.relative_to(REPO)}:{token.map[0] + 1}"
+                where = f"{shown_path(path)}:{token.map[0] + 1}"
                 pending = parse_mark(match.group("body"), where)
                 continue
         if token.type == "fence" and token.map:
