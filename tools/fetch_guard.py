@@ -15,6 +15,14 @@ addresses pass:
 (DNS rebinding). `REACT_AGENT_FETCH_ALLOW` (comma-separated) opens the guard for trusted targets:
 host names (`localhost`, `wiki.internal`; `.corp.example` for every subdomain), addresses or
 networks (`127.0.0.1`, `10.0.0.0/8`, `fd00::/8`).
+
+`REACT_AGENT_FETCH_ALLOW_HOSTS` (comma-separated, unset by default) narrows it the other way:
+when set, only hosts matching one of its patterns are fetched, every redirect target included.
+A pattern is a host name (`example.com`: that host only), `*.` and a name (`*.wikipedia.org`:
+every subdomain, not the bare name, which is listed on its own if wanted) or an address. It is
+the operator's answer to `web_fetch` being an outbound channel the model controls (a page can
+tell the model to fetch a URL carrying what it knows): with a list, data can only go to those
+hosts.
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ from langchain_core.tools import ToolException
 from tools import http_client
 
 ALLOW_VARIABLE = "REACT_AGENT_FETCH_ALLOW"
+HOSTS_VARIABLE = "REACT_AGENT_FETCH_ALLOW_HOSTS"
 MAX_SHOWN_URL_CHARS = 300
 
 IPAddress: TypeAlias = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -133,6 +142,61 @@ class AllowList:
         return any(a in n for a in candidates for n in self.networks if a.version == n.version)
 
 
+@dataclass(frozen=True)
+class HostPatterns:
+    """The hosts `REACT_AGENT_FETCH_ALLOW_HOSTS` lets `web_fetch` reach; empty: any host."""
+
+    names: frozenset[str] = frozenset()
+    suffixes: tuple[str, ...] = ()  # '.wikipedia.org' for '*.wikipedia.org'
+
+    @classmethod
+    def parse(cls, raw: str) -> HostPatterns:
+        names: set[str] = set()
+        suffixes: list[str] = []
+        for entry in (e.strip() for e in raw.split(",")):
+            if not entry:
+                continue
+            wildcard = entry.startswith("*.")
+            name = _host_key(entry[2:] if wildcard else entry)
+            if name is None or "*" in name:
+                raise ToolException(
+                    f"{HOSTS_VARIABLE} has an entry {entry!r} that is not a host name, an "
+                    f"address or '*.' and a domain (e.g. example.com,*.wikipedia.org)."
+                )
+            if wildcard:
+                suffixes.append("." + name)
+            else:
+                names.add(name)
+        return cls(frozenset(names), tuple(suffixes))
+
+    def __bool__(self) -> bool:
+        return bool(self.names or self.suffixes)
+
+    def permits(self, url: httpx.URL) -> bool:
+        """Whether the URL's host matches a pattern (always, when there are none)."""
+        if not self:
+            return True
+        host = _host_key(url.raw_host.decode("ascii", errors="replace"))
+        return host is not None and (host in self.names or host.endswith(self.suffixes))
+
+
+def _host_key(host: str) -> str | None:
+    """A host as compared: IDNA-encoded, lower case, no trailing dot, an address in its short
+    form; None if it is not a host."""
+    literal = _literal_address(host)
+    if literal is not None:
+        return str(literal)
+    if any(mark in host for mark in "/:@?#[]"):
+        return None  # a URL or a port, not a host
+    try:
+        name = httpx.URL(f"http://{host.strip()}/").raw_host.decode("ascii").lower().rstrip(".")
+    except (httpx.InvalidURL, UnicodeError):
+        return None
+    if not re.fullmatch(r"[a-z0-9_*-]+(\.[a-z0-9_*-]+)*", name):
+        return None
+    return name
+
+
 def _article(word: str) -> str:
     return "an" if word[0] in "aeiou" else "a"
 
@@ -150,13 +214,21 @@ class Target:
     addresses: tuple[str, ...]  # checked addresses to connect to, in order
 
 
-async def check_url(url: httpx.URL, allow: AllowList, refusal: str) -> Target:
-    """Resolve and check `url`; a refusal is a ToolException starting with `refusal`."""
+async def check_url(
+    url: httpx.URL, allow: AllowList, refusal: str, hosts: HostPatterns | None = None
+) -> Target:
+    """Resolve and check `url`; a refusal is a ToolException starting with `refusal`. With
+    `hosts`, a host that matches none of its patterns is refused before any DNS lookup."""
     if url.scheme not in ("http", "https"):
         raise ToolException(f"{refusal}: only http and https URLs are allowed.")
     host = url.raw_host.decode("ascii", errors="replace").strip("[]")
     if not host:
         raise ToolException(f"{refusal}: the URL has no host name.")
+    if hosts is not None and not hosts.permits(url):
+        raise ToolException(
+            f"{refusal}: {shown(host)} is not one of the hosts the operator allows "
+            f"({HOSTS_VARIABLE})."
+        )
     literal = _literal_address(host)
     if literal is not None:
         candidates = [str(literal)]

@@ -16,10 +16,17 @@ Sizes: the body is read up to `REACT_AGENT_HTTP_MAX_BYTES` (2 MB, counted after 
 decompression: see `tools/http_client.py`); the text returned is cut at
 `REACT_AGENT_FETCH_MAX_CHARS` (default 8000) with a note saying how much was cut, and the title
 and URL lines are shortened too, so the observation stays small whatever the page.
+
+Hosts: `REACT_AGENT_FETCH_ALLOW_HOSTS` (e.g. `example.com,*.wikipedia.org`), when set, is the
+only hosts this tool fetches from, redirect targets included (see `tools/fetch_guard.py`).
+
+Time: the HTML reader is linear in the page and reads at most `fetch_body.MAX_MARKUP_CHARS`, and
+it runs in a worker thread (`asyncio.to_thread`), never on the event loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 from urllib.parse import urlsplit
 
@@ -31,7 +38,15 @@ from graph.support.blocking import run_sync
 from tools import http_client
 from tools._support import env_int, env_str
 from tools.fetch_body import decode_html, html_to_text, page_kind
-from tools.fetch_guard import ALLOW_VARIABLE, AllowList, Target, check_url, shown
+from tools.fetch_guard import (
+    ALLOW_VARIABLE,
+    HOSTS_VARIABLE,
+    AllowList,
+    HostPatterns,
+    Target,
+    check_url,
+    shown,
+)
 
 MAX_REDIRECTS = 5
 DEFAULT_MAX_CHARS = 8000
@@ -54,11 +69,12 @@ async def fetch_page(url: str) -> str:
         raw = f"https://{raw}"  # 'example.com/page' or 'localhost:8080/x'; 'mailto:x' is refused
     max_chars = env_int("REACT_AGENT_FETCH_MAX_CHARS", DEFAULT_MAX_CHARS, minimum=1)
     allow = AllowList.parse(env_str(ALLOW_VARIABLE, ""))
+    hosts = HostPatterns.parse(env_str(HOSTS_VARIABLE, ""))
     current = _parse_url(raw)
     refusal = f"Refusing to fetch {raw}"
     async with http_client.make_client(follow_redirects=False, trust_env=False) as client:
         for hop in range(MAX_REDIRECTS + 1):
-            target = await check_url(current, allow, refusal)
+            target = await check_url(current, allow, refusal, hosts)
             response = await _get(client, target)
             location = response.headers.get("location")
             if response.status not in _REDIRECT_STATUSES or not location:
@@ -66,7 +82,10 @@ async def fetch_page(url: str) -> str:
                     raise ToolException(
                         f"Could not fetch {shown(current)}: HTTP {response.status}."
                     )
-                return _render(current, response, max_chars)
+                # HTML to text is CPU work that grows with the page: in a worker thread, so the
+                # event loop (the served graph, the other calls of this step) keeps running and
+                # the tool's deadline can cancel the wait; the work itself is linear and capped.
+                return await asyncio.to_thread(_render, current, response, max_chars)
             if hop == MAX_REDIRECTS:
                 break
             try:

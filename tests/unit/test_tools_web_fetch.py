@@ -16,7 +16,7 @@ from langchain_core.tools import ToolException
 
 from tools import http_client
 from tools.fetch_body import html_to_text
-from tools.fetch_guard import AllowList, blocked_reason, use_resolver
+from tools.fetch_guard import AllowList, HostPatterns, blocked_reason, use_resolver
 from tools.web_fetch import web_fetch
 
 PUBLIC_IP = "93.184.216.34"
@@ -88,6 +88,7 @@ async def stub_dns(host: str, port: int) -> list[str]:
 def fetch_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in (
         "REACT_AGENT_FETCH_ALLOW",
+        "REACT_AGENT_FETCH_ALLOW_HOSTS",
         "REACT_AGENT_FETCH_MAX_CHARS",
         "REACT_AGENT_HTTP_MAX_BYTES",
         "REACT_AGENT_HTTP_RETRIES",
@@ -382,6 +383,76 @@ async def test_public_redirects_are_followed_and_rechecked() -> None:
         (PUBLIC_IP, "public.example", "/new"),
         (OTHER_PUBLIC_IP, "other.example", "/final"),
     ]
+
+
+# --- the operator's host allow-list ----------------------------------------------------------
+
+HOSTS_NOTE = "is not one of the hosts the operator allows (REACT_AGENT_FETCH_ALLOW_HOSTS)."
+
+
+async def test_host_allow_list_refuses_other_hosts_before_any_request(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("REACT_AGENT_FETCH_ALLOW_HOSTS", "public.example, *.wiki.example")
+    site = Site({("public.example", "/a"): html("<p>allowed</p>")})
+    assert (await fetch(site, "http://PUBLIC.example/a")).endswith("\n\nallowed")
+    for url in ("http://other.example/a", "http://wiki.example/a", "http://93.184.216.35/"):
+        message = await refused(site, url)
+        assert message.startswith(f"Refusing to fetch {url}: ") and message.endswith(HOSTS_NOTE)
+    assert len(site.requests) == 1
+
+
+async def test_host_allow_list_applies_to_every_redirect_target(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("REACT_AGENT_FETCH_ALLOW_HOSTS", "public.example")
+    site = Site(
+        {
+            ("public.example", "/go"): html("", 302, location="https://other.example/leak?q=1"),
+            ("other.example", "/leak"): html("<p>leaked</p>"),
+        }
+    )
+    assert await refused(site, "http://public.example/go") == (
+        "Refusing to follow the redirect from http://public.example/go to "
+        f"https://other.example/leak?q=1: other.example {HOSTS_NOTE}"
+    )
+    assert [r.headers["host"] for r in site.requests] == ["public.example"]
+
+
+async def test_host_allow_list_wildcards_match_subdomains(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REACT_AGENT_FETCH_ALLOW_HOSTS", "*.example")
+    site = Site({("other.example", "/"): html("<p>sub</p>")})
+    assert (await fetch(site, "http://other.example/")).endswith("\n\nsub")
+
+
+def test_host_patterns() -> None:
+    patterns = HostPatterns.parse("example.com, *.wikipedia.org, 10.0.0.1, [::1], bücher.de")
+    allowed = ["http://example.com/", "http://Example.COM.:81/", "https://en.m.wikipedia.org/x"]
+    allowed += [
+        "http://10.0.0.1/",
+        "http://[::1]/",
+        "http://xn--bcher-kva.de/",
+        "http://bücher.de/",
+    ]
+    refused = ["http://www.example.com/", "http://wikipedia.org/", "http://evilwikipedia.org/"]
+    refused += ["http://example.com.evil/", "http://10.0.0.2/", "http://[::2]/"]
+    assert [patterns.permits(httpx.URL(u)) for u in allowed] == [True] * len(allowed)
+    assert [patterns.permits(httpx.URL(u)) for u in refused] == [False] * len(refused)
+    assert HostPatterns.parse(" , ").permits(httpx.URL("http://anything.example/"))
+
+
+@pytest.mark.parametrize(
+    "entry", ["*", "*.", "a b", "http://example.com/", "example.com:80", "*x.org"]
+)
+async def test_bad_host_allow_list_entry_is_one_sentence(
+    monkeypatch: pytest.MonkeyPatch, entry: str
+) -> None:
+    monkeypatch.setenv("REACT_AGENT_FETCH_ALLOW_HOSTS", f"example.com,{entry}")
+    message = await refused(Site({}), "http://public.example/")
+    assert message == (
+        f"REACT_AGENT_FETCH_ALLOW_HOSTS has an entry {entry!r} that is not a host name, an "
+        "address or '*.' and a domain (e.g. example.com,*.wikipedia.org)."
+    )
 
 
 async def test_too_many_redirects() -> None:
