@@ -85,8 +85,17 @@ def tool_tasks(state: AgentState) -> list[Send]:
     edits = state.get(EDITS)
     if edits:
         shared["state"] = {EDITS: edits}
+    seals = state.get("approvals") or {}
     tasks = [
-        Send("act", {"call": call, **shared, **({"note": note} if i == 0 and note else {})})
+        Send(
+            "act",
+            {
+                "call": call,
+                **shared,
+                **({"note": note} if i == 0 and note else {}),
+                **({"seal": seals[call["id"]]} if call["id"] in seals else {}),
+            },
+        )
         for i, call in enumerate(step.tool_calls)
         if call["id"] not in answered
     ]

@@ -131,6 +131,18 @@ def replace_status(current: Status | None, update: Any) -> Status | None:
     return update
 
 
+def replace_seals(current: dict[str, str] | None, update: Any) -> dict[str, str]:
+    """The review step's seals on approved calls (`graph.middleware.approval_seal`), replaced
+    whole: an object of call ids to seal strings."""
+    if update is None:
+        return {}
+    if not isinstance(update, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in update.items()
+    ):
+        raise ValueError(f"'approvals' must map call ids to seals, got {update!r:.80}.")
+    return update
+
+
 def replace_text(current: str | None, update: Any) -> str | None:
     if update is not None and not isinstance(update, str):
         raise ValueError(f"'answer' and 'error' must be text or null, got {update!r:.80}.")
@@ -234,6 +246,7 @@ class AgentState(OutputState, total=False):
     run: Annotated[Run, DeltaChannel(merge_run_batches, snapshot_frequency=SNAPSHOT_EVERY)]
     remaining_steps: RemainingSteps
     jump_to: Annotated[str | None, EphemeralValue]  # a middleware hook's jump (model, tools, end)
+    approvals: Annotated[dict[str, str], replace_seals]  # seals of the calls a person approved
 
 
 class ActInput(TypedDict):
@@ -246,3 +259,4 @@ class ActInput(TypedDict):
     note: NotRequired[str | None]  # said with this observation (e.g. ignored extra actions)
     approve: NotRequired[list[str]]  # the run's approval policy (a resume keeps it)
     state: NotRequired[dict[str, Any]]  # what tool middleware reads of the state (edits)
+    seal: NotRequired[str]  # the review step's seal, for a call that needed approval

@@ -20,7 +20,8 @@ from langgraph.runtime import get_runtime
 from langgraph.types import Command
 
 from graph import messages as m
-from graph.middleware.approvals import approval_middleware
+from graph.middleware.approval_seal import sealed
+from graph.middleware.approvals import approval_middleware, needs_approval
 from graph.middleware.chain import achain_tool_call, chain_tool_call, tool_layers
 from graph.nodes.bindings import Bindings
 from graph.protocols.text.prompts import truncate
@@ -32,6 +33,9 @@ from graph.tooling.runner import ToolResult, run_tool_call, run_tool_call_sync
 def make_act(b: Bindings) -> tuple[Any, Any]:
     def act(payload: ActInput, config: RunnableConfig) -> Any:
         ctx, tools, request = _setup(b, payload, config)
+        refused = _unapproved(ctx, payload, tools, config)
+        if refused is not None:
+            return _written(refused)
 
         def base(req: ToolCallRequest) -> ToolMessage:
             call = _call(req, payload)
@@ -43,6 +47,9 @@ def make_act(b: Bindings) -> tuple[Any, Any]:
     async def aact(payload: ActInput, config: RunnableConfig) -> Any:
         await b.atools(b.context(get_runtime().context))  # a resume may start here
         ctx, tools, request = _setup(b, payload, config)
+        refused = _unapproved(ctx, payload, tools, config)
+        if refused is not None:
+            return _written(refused)
 
         async def base(req: ToolCallRequest) -> ToolMessage:
             call = _call(req, payload)
@@ -76,6 +83,26 @@ def _setup(
         tool_call=call, tool=tools.get(call["name"]), state=state, runtime=tool_runtime
     )
     return ctx, tools, request
+
+
+def _unapproved(
+    ctx: AgentContext, payload: ActInput, tools: dict[str, BaseTool], config: RunnableConfig
+) -> ToolMessage | None:
+    """The refusal of a call that needs approval and carries no seal the review step made for
+    exactly this call (whatever sent it here), or None. The policy is checked again here: the
+    operator's and the run's, never less than what the payload claims."""
+    call = payload["call"]
+    policy = {*ctx.approve, *(payload.get("approve") or [])}
+    if ctx.approval_mode == "per_call" or not needs_approval(tools.get(call["name"]), policy):
+        return None  # per call, the approval middleware itself pauses inside this node
+    thread = (config.get("configurable") or {}).get("thread_id")
+    if sealed(thread, call, payload.get("seal")):
+        return None
+    text = (
+        f"The call to {call['name']} was not run: it needs approval, and no decision was "
+        "recorded for this call with these arguments."
+    )
+    return m.observation(call, text, is_error=True)
 
 
 def _layers(b: Bindings, ctx: AgentContext, payload: ActInput, tools: dict[str, BaseTool]) -> list:

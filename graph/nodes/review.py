@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import get_runtime
 
+from graph.middleware.approval_seal import seal
 from graph.middleware.approvals import (
     EDITS,
     approval_middleware,
@@ -52,7 +54,15 @@ def make_review(b: Bindings) -> Any:
             calls = [c for c in step.tool_calls if c["id"] in waiting]
             return {**done, "messages": not_run(calls, unreadable(exc))}
         written = reviewed(step, waiting, update)
-        out = {**done, EDITS: valid_edits(step, update)}
+        answered = {x.tool_call_id for x in written if isinstance(x, ToolMessage)}
+        final = next((x for x in written if isinstance(x, AIMessage)), step)
+        thread = (get_config().get("configurable") or {}).get("thread_id")
+        seals = {
+            c["id"]: seal(thread, c)
+            for c in final.tool_calls
+            if c["id"] in waiting and c["id"] not in answered
+        }
+        out = {**done, EDITS: valid_edits(step, update), "approvals": seals}
         if written:
             out["messages"] = written
         return out
