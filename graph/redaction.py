@@ -13,6 +13,9 @@ import re
 from collections.abc import Iterable
 
 MASK = "[redacted]"
+# The userinfo of the example URLs in help and error texts (`postgresql://user:password@host/db`):
+# words that stand for a credential, shown as they are so the example stays readable.
+PLACEHOLDER = "user:password"
 
 # userinfo in any URL: scheme://user:password@host  or  scheme://token@host; a password may hold
 # spaces when the URL is quoted in an error (libpq: unexpected spaces found in "postgresql://...")
@@ -45,6 +48,8 @@ def _mask_pair(match: re.Match[str]) -> str:
 
 def _userinfo(match: re.Match[str]) -> str:
     """`user:password@` keeps the user; a bare `token@` is masked unless it is a short name."""
+    if match["userinfo"] == PLACEHOLDER:
+        return match.group(0)
     user, colon, _ = match["userinfo"].partition(":")
     if colon:
         return f"{match['scheme']}{user}:{MASK}@"

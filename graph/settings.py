@@ -16,8 +16,8 @@ Two kinds, one declaration (`AgentContext`, each field marked `scope`):
 Precedence, highest first: the run context (run settings only), `build_graph(...)` arguments,
 the environment, the defaults. The API key is never a setting, only the name of its variable.
 
-`ENVIRONMENT` lists every other environment variable the project reads; a test checks the source
-and the README against both.
+`ENVIRONMENT` (declared in `graph.environment`) lists every other environment variable the project
+reads; a test checks the source and the docs against both.
 """
 
 from __future__ import annotations
@@ -25,12 +25,15 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from typing_extensions import TypedDict
+
+from graph.environment import ENVIRONMENT, EnvVar
+
+__all__ = ["ENVIRONMENT", "AgentContext", "ConfigError", "EnvVar", "RunContext", "resolve_context"]
 
 Protocol = Literal["auto", "native", "text"]
 Scope = Literal["run", "operator"]
@@ -237,69 +240,42 @@ def _default_of(info: Any) -> dict[str, Any]:
 RunContext = _run_context_schema()
 
 
-@dataclass(frozen=True)
-class EnvVar:
-    """An environment variable read outside `AgentContext` (persistence, tools, local model)."""
-
-    name: str
-    default: str
-    help: str
-
-
-ENVIRONMENT: tuple[EnvVar, ...] = (
-    EnvVar("OPENAI_API_KEY", "", "The API key (the variable named by REACT_AGENT_API_KEY_ENV)."),
-    EnvVar("REACT_AGENT_CHECKPOINTER", "sqlite (state folder)",
-           "memory, sqlite:///file.sqlite or postgresql://..."),
-    EnvVar("REACT_AGENT_STATE_DIR", "$XDG_STATE_HOME/react-agent",
-           "Folder for the default SQLite store and lock files."),
-    EnvVar("REACT_AGENT_LOCAL", "on", "off: never fall back to the embedded model."),
-    EnvVar("REACT_AGENT_GGUF", "the packaged model", "A GGUF file for the embedded model."),
-    EnvVar("REACT_AGENT_DEBUG", "", "1: show tracebacks in the command line."),
-    EnvVar("REACT_AGENT_KB_DIR", "tools/knowledge_base", "Folder knowledge_search reads."),
-    EnvVar("REACT_AGENT_FETCH_ALLOW", "", "Hosts or networks web_fetch may reach though private."),
-    EnvVar("REACT_AGENT_FETCH_MAX_CHARS", "4000", "Most characters web_fetch returns."),
-    EnvVar("REACT_AGENT_HTTP_TIMEOUT", "10", "Seconds per HTTP request of the tools."),
-    EnvVar("REACT_AGENT_HTTP_RETRIES", "2", "Retries of failed HTTP requests of the tools."),
-    EnvVar("REACT_AGENT_HTTP_BACKOFF", "0.5", "First retry delay, seconds (doubles)."),
-    EnvVar("REACT_AGENT_HTTP_MAX_BYTES", "2000000", "Largest HTTP body the tools read."),
-    EnvVar("REACT_AGENT_WEATHER_PROVIDER", "open-meteo", "open-meteo or cma."),
-    EnvVar("REACT_AGENT_OPEN_METEO_URL", "https://api.open-meteo.com", "Open-Meteo forecast API."),
-    EnvVar("REACT_AGENT_OPEN_METEO_GEOCODING_URL", "https://geocoding-api.open-meteo.com",
-           "Open-Meteo geocoding API."),
-    EnvVar("REACT_AGENT_CMA_BASE_URL", "", "The CMA weather API."),
-    EnvVar("REACT_AGENT_WIKIPEDIA_URL", "https://{lang}.wikipedia.org", "Wikipedia's API."),
-    EnvVar("REACT_AGENT_WIKIPEDIA_LANG", "en", "Wikipedia language."),
-)  # fmt: skip
-
-
 def env_overrides(env: Mapping[str, str] | None = None) -> dict[str, str]:
     """The settings the environment sets, by field name (unset and empty variables skipped)."""
     env = os.environ if env is None else env
     return {field: env[var] for field, var in ENV_VARS.items() if env.get(var, "").strip()}
 
 
-def _validate(merged: Mapping[str, Any], run: frozenset[str] = frozenset()) -> AgentContext:
+def _validate(
+    merged: Mapping[str, Any],
+    run: frozenset[str] = frozenset(),
+    names: Mapping[str, str] | None = None,
+) -> AgentContext:
     try:
         return AgentContext(**merged)
     except ValidationError as exc:
-        raise ConfigError(_explain(exc, run)) from None
+        raise ConfigError(_explain(exc, run, names)) from None
 
 
 def resolve_context(
-    *layers: Mapping[str, Any] | AgentContext | None, env: Mapping[str, str] | None = None
+    *layers: Mapping[str, Any] | AgentContext | None,
+    env: Mapping[str, str] | None = None,
+    labels: Mapping[str, str] | None = None,
 ) -> AgentContext:
     """Merge the environment and trusted layers (later wins) into one validated context.
 
     Trusted means operator: `build_graph(...)` arguments, the command line. An `AgentContext`
-    layer contributes only the fields it was given explicitly.
+    layer contributes only the fields it was given explicitly. An error names where the bad
+    value came from: its environment variable, or its label in `labels` (`--protocol`).
     """
     merged: dict[str, Any] = dict(env_overrides(env))
+    names = {field: f"{field} (env {ENV_VARS[field]})" for field in merged}
     for layer in layers:
-        if isinstance(layer, AgentContext):
-            merged.update(layer.model_dump(exclude_unset=True))
-        elif layer:
-            merged.update({k: v for k, v in layer.items() if v is not None})
-    return _validate(merged)
+        given = layer.model_dump(exclude_unset=True) if isinstance(layer, AgentContext) else layer
+        given = {k: v for k, v in (given or {}).items() if v is not None}
+        merged.update(given)
+        names.update({field: (labels or {}).get(field, field) for field in given})
+    return _validate(merged, names=names)
 
 
 def resolve_run_context(
@@ -340,7 +316,8 @@ def resolve_run_context(
     if "approve" in given:  # a run adds approvals; it never removes the operator's
         extra = given["approve"]
         extra = extra.split(",") if isinstance(extra, str) else extra
-        merged["approve"] = [*base.approve, *[n for n in extra or [] if n not in base.approve]]
+        if isinstance(extra, list):  # anything else is refused by validation, in one sentence
+            merged["approve"] = [*base.approve, *[n for n in extra if n not in base.approve]]
     ctx = _validate(merged, run=frozenset(given))
     _check_caller_choices(ctx, base, given, model_object)
     return ctx
@@ -380,14 +357,16 @@ def _check_caller_choices(
         )
 
 
-def _explain(exc: ValidationError, run: frozenset[str] = frozenset()) -> str:
-    """One sentence; a value the run context gave is named as the run's, not the env's."""
+def _explain(
+    exc: ValidationError, run: frozenset[str] = frozenset(), names: Mapping[str, str] | None = None
+) -> str:
+    """One sentence naming each bad value by its source (`names`: an environment variable, a
+    command-line flag); a value the run context gave is named as the run's."""
     problems, fields = [], set()
     for error in exc.errors():
         field = str(error["loc"][0]) if error["loc"] else "?"
         fields.add(field)
-        where = f"{field} (env {ENV_VARS[field]})" if field in ENV_VARS else field
-        where = field if field in run else where
+        where = field if field in run else (names or {}).get(field, field)
         try:
             shown = repr(error.get("input"))
         except ValueError:  # an int past Python's 4300-digit str() limit

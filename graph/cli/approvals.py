@@ -3,11 +3,14 @@
 A paused step carries one interrupt in LangChain's human-in-the-loop schema:
 
     {"action_requests": [{"name", "args", "description"}, ...],
-     "review_configs": [{"action_name", "allowed_decisions": ["approve", "edit", "reject"]}]}
+     "review_configs": [{"action_name", "allowed_decisions": ["approve", "edit", "reject",
+                                                              "respond"]}]}
 
 and is resumed with `{"decisions": [...]}`, one decision per request, in order:
 `{"type": "approve"}`, `{"type": "edit", "edited_action": {"name", "args"}}` or
-`{"type": "reject", "message"}`.
+`{"type": "reject", "message"}` or `{"type": "respond", "message"}` (the person answers in
+the tool's place; the tool does not run). These are LangChain's `HumanInTheLoopMiddleware`
+decisions.
 
 The person decides on what will really run, so each call is shown as its tool name and one JSON
 document that parses back to the exact arguments, with every character that could hide or fake
@@ -24,11 +27,17 @@ from typing import Any
 
 from graph.cli.output import say, visible, visible_json
 
-CHOICES = {"approve": "[a]pprove", "edit": "[e]dit input", "reject": "[r]eject"}
+CHOICES = {
+    "approve": "[a]pprove",
+    "edit": "[e]dit input",
+    "reject": "[r]eject",
+    "respond": "re[s]pond in its place",
+}
 WORDS = {
     "approve": ("a", "approve", "y", "yes"),
     "edit": ("e", "edit"),
     "reject": ("r", "reject", "n", "no"),
+    "respond": ("s", "respond"),
 }
 
 
@@ -114,6 +123,11 @@ def _decide(request: dict[str, Any], allowed: list[str]) -> dict[str, Any] | Non
                 return None
             say(f"  will run: {visible(name)} {visible_json(new_args)}")
             return {"type": "edit", "edited_action": {"name": name, "args": new_args}}
+        if choice == "respond":
+            reply = read_line("  the tool's result, as you give it: ")
+            if reply is None:
+                return None
+            return {"type": "respond", "message": reply}
         reason = (read_line("  reason (optional): ") or "").strip()
         return {"type": "reject", "message": reason} if reason else {"type": "reject"}
 

@@ -8,6 +8,7 @@ printed; it can carry model or user text, so hiding characters are escaped (`out
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -30,6 +31,9 @@ def run_command(body: Callable[[], Any]) -> None:
         raise typer.Exit(stop.code) from None
     except (typer.Exit, typer.Abort):
         raise
+    except BrokenPipeError:  # `react-agent threads | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no flush error at exit
+        raise typer.Exit(EXIT["broken_pipe"]) from None
     except Exception as exc:
         code, message = _classify(exc, ConfigError)
         if code == EXIT["error"] and os.environ.get("REACT_AGENT_DEBUG"):

@@ -6,6 +6,10 @@ command line starts, including for `--help`.
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from typing import Annotated, Any
 
 import typer
@@ -20,6 +24,7 @@ EXIT = {
     "timeout": 3,
     "paused": 4,
     "busy": 5,
+    "broken_pipe": 141,  # stdout's reader went away (128 + SIGPIPE, as a shell reports it)
 }
 
 
@@ -75,6 +80,67 @@ McpConfig = Annotated[
 ]
 
 
+@dataclass(frozen=True)
+class RunOptions:
+    """The options every command that runs the agent takes (ask, chat, resume, replay)."""
+
+    model: str | None = None
+    base_url: str | None = None
+    protocol: str | None = None
+    max_steps: int | None = None
+    tools: str | None = None
+    approve: str | None = None
+    mcp_config: str | None = None
+    checkpointer: str | None = None
+
+    def settings(self) -> dict[str, Any]:
+        """The settings the user actually gave, as AgentContext fields."""
+        return given(**{k: v for k, v in asdict(self).items() if k != "checkpointer"})
+
+    def flags(self) -> dict[str, str]:
+        """Which option gave each setting, so an error names the option that was typed."""
+        return {name: FLAGS[name] for name in self.settings()}
+
+
+# Each run option once: its annotation (type, flag, help) and the flag an error names.
+_RUN_OPTIONS: dict[str, Any] = {
+    "model": Model,
+    "base_url": BaseUrl,
+    "protocol": ProtocolOpt,
+    "max_steps": MaxSteps,
+    "tools": Tools,
+    "approve": Approve,
+    "mcp_config": McpConfig,
+    "checkpointer": Checkpointer,
+}
+FLAGS = {name: "--" + name.replace("_", "-") for name in _RUN_OPTIONS}
+
+
+def with_run_options(command: Callable[..., None]) -> Callable[..., None]:
+    """`command` (which takes its own options plus `run: RunOptions`) as Typer sees it: its own
+    options followed by the run options, each declared once above, gathered into `run`.
+
+    Typer builds a command's options from its signature, so the shared ones are added to the
+    signature (`__signature__`, which `inspect.signature` honours) instead of being written out
+    in every command.
+    """
+    own = inspect.signature(command, eval_str=True)
+    kept = [p for p in own.parameters.values() if p.name != "run"]
+    shared = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=alias)
+        for name, alias in _RUN_OPTIONS.items()
+    ]
+
+    @functools.wraps(command)
+    def wrapper(**kwargs: Any) -> None:
+        run = RunOptions(**{name: kwargs.pop(name, None) for name in _RUN_OPTIONS})
+        command(run=run, **kwargs)
+
+    wrapper.__signature__ = own.replace(parameters=[*kept, *shared])  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in (*kept, *shared)}
+    return wrapper
+
+
 def given(**options: Any) -> dict[str, Any]:
     """The options the user actually gave, as AgentContext fields."""
     return {key: value for key, value in options.items() if value is not None}
@@ -101,6 +167,18 @@ def question(text: str) -> str:
             EXIT["usage"],
         )
     return text
+
+
+def no_thread(thread: str, url: str) -> Stop:
+    """An unknown thread is bad input (exit 2), like any other."""
+    from graph.redaction import redact
+
+    return Stop(f"no thread {thread!r} in {redact(url)}.", EXIT["usage"])
+
+
+def no_checkpoint(checkpoint: str, thread: str) -> Stop:
+    """An unknown checkpoint is bad input (exit 2), like an unknown thread."""
+    return Stop(f"no checkpoint {checkpoint!r} in thread {thread!r}.", EXIT["usage"])
 
 
 def positive(name: str, value: int) -> int:

@@ -2,8 +2,10 @@
 
 Everything the CLI shows can come from a model, a tool, a stored checkpoint or the user, so no
 dynamic text is ever parsed as Rich markup (Rich gets `Text` objects, never markup strings), and
-characters that can hide or fake text on a terminal (control characters, DEL, C1 controls, ANSI
-escapes, bidirectional overrides, zero-width marks) are shown as `\\u` escapes.
+every character that can hide, fake or reorder text on a terminal is shown as a `\\u{XXXX}`
+escape (`visible`), or a JSON `\\uXXXX` escape inside JSON (`json_text`). One predicate,
+`hides`, decides for all outputs: the approval prompt, step lines, answers, tables, `show`,
+errors and JSON Lines.
 
 Tables are plain, aligned text when stdout is not a terminal (no wrapping, no truncation, one row
 per line, so `grep` and `cut` see whole rows) and Rich tables only on a terminal. `--json`
@@ -15,39 +17,84 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
+import unicodedata
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from typing import IO, Any
 
-# Characters that move the cursor, recolour, reorder or hide text: C0 controls (ESC starts ANSI
-# sequences), DEL, C1 controls, soft hyphen, Arabic letter mark, Mongolian vowel separator,
-# zero-width space/joiners, LRM/RLM, line/paragraph separators, bidi embeddings, overrides and
-# isolates, word joiner and invisible operators, BOM, interlinear annotations.
-_OTHER = "\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb"
-_UNSAFE = re.compile(f"[\x00-\x1f{_OTHER}]")
-_UNSAFE_BUT_LINES = re.compile(f"[\x00-\x08\x0b-\x1f{_OTHER}]")  # keeps tab and newline
+# Unicode categories that are never meant to be seen: controls (C0, DEL, C1), format characters
+# (bidi overrides and isolates, zero-width space and joiners, soft hyphen, tags, BOM, ...),
+# surrogates, private use, unassigned code points, line and paragraph separators, and enclosing
+# marks (which draw over the character before them).
+HIDING_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Me"})
+# Visible-but-blank or invisible characters of other categories: the combining grapheme joiner,
+# Hangul fillers (choseong, jungseong, compatibility, halfwidth), Khmer inherent vowels, and the
+# braille blank, which renders as a space.
+BLANK_FILLERS = frozenset({0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x2800, 0x3164, 0xFFA0})
+HIDING_RANGES = (
+    (0x180B, 0x180F),  # Mongolian free variation selectors and vowel separator
+    (0x20D0, 0x20FF),  # combining marks for symbols (overlays, enclosing circles, keycaps)
+    (0xFE00, 0xFE0F),  # variation selectors
+    (0xE0000, 0xE0FFF),  # tags (U+E0000..E007F), variation selectors supplement, reserved
+)
 
 
-def _escape(match: re.Match[str]) -> str:
-    return f"\\u{ord(match.group()):04x}"
+@lru_cache(maxsize=4096)
+def hides(char: str) -> bool:
+    """Whether one character can hide, fake or reorder text when printed as it is."""
+    code = ord(char)
+    if 0x20 <= code < 0x7F:
+        return False
+    return (
+        unicodedata.category(char) in HIDING_CATEGORIES
+        or unicodedata.combining(char) == 1  # canonical combining class 1: overlays
+        or code in BLANK_FILLERS
+        or any(low <= code <= high for low, high in HIDING_RANGES)
+    )
 
 
 def visible(text: object, *, multiline: bool = False) -> str:
-    """`text` with every hiding character written as a `\\uXXXX` escape; with `multiline`,
+    """`text` with every hiding character written as a `\\u{XXXX}` escape; with `multiline`,
     newlines and tabs stay as they are (answers and thoughts keep their layout)."""
-    pattern = _UNSAFE_BUT_LINES if multiline else _UNSAFE
-    return pattern.sub(_escape, str(text))
+    text = str(text)
+    if text.isascii() and text.isprintable():
+        return text
+    kept = "\n\t" if multiline else ""
+    return "".join(f"\\u{{{ord(c):04X}}}" if hides(c) and c not in kept else c for c in text)
+
+
+def _json_escape(char: str) -> str:
+    code = ord(char)
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # astral: a UTF-16 surrogate pair, as JSON writes it
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def json_escape(text: str) -> str:
+    """JSON text (as `json.dumps` writes it) with every hiding character written as a JSON
+    escape: the same document once parsed. Such characters only occur inside JSON strings,
+    where an escape means the same character. This covers U+2028, U+2029 and U+0085, which
+    some JSON Lines readers take for line breaks."""
+    if text.isascii():
+        return text
+    return "".join(_json_escape(c) if hides(c) else c for c in text)
+
+
+def json_text(value: Any, *, indent: int | None = None) -> str:
+    """`value` as JSON (non-ASCII kept readable), hiding characters escaped (`json_escape`)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str, indent=indent)
+    except ValueError:  # circular structures: show something rather than fail
+        text = json.dumps(repr(value), ensure_ascii=False)
+    return json_escape(text)
 
 
 def visible_json(value: Any) -> str:
     """`value` as one line of JSON that parses back to exactly `value`, with hiding characters
     escaped (JSON `\\u` escapes, so the text is still the same JSON document)."""
-    try:
-        text = json.dumps(value, ensure_ascii=False, default=str)
-    except ValueError:  # circular structures: show something rather than fail
-        text = json.dumps(repr(value), ensure_ascii=False)
-    return _UNSAFE.sub(_escape, text)
+    return json_text(value)
 
 
 def is_terminal(stream: IO[str]) -> bool:
@@ -78,10 +125,11 @@ def error(message: str) -> None:
 
 
 def json_lines(records: Iterable[dict[str, Any]], stream: IO[str] | None = None) -> None:
-    """One compact JSON object per line (JSON Lines), non-ASCII kept readable."""
+    """One compact JSON object per line (JSON Lines), non-ASCII kept readable, hiding characters
+    and line separators (U+2028, U+2029, U+0085) escaped."""
     target = stream or sys.stdout
     for record in records:
-        target.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        target.write(json_text(record) + "\n")
     target.flush()
 
 

@@ -7,7 +7,6 @@ savers load here and never on the start-up path of `--help`, `config` or `tools`
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import sys
 from collections.abc import Coroutine
@@ -17,8 +16,8 @@ from langgraph.types import Command
 
 from graph.cli.approvals import ask_decisions
 from graph.cli.locations import store_url
-from graph.cli.options import EXIT, Stop
-from graph.cli.output import error, say
+from graph.cli.options import EXIT, RunOptions, Stop
+from graph.cli.output import error, json_text, say
 from graph.cli.render import StepPrinter
 from graph.persistence.locks import thread_lock
 from graph.persistence.savers import open_async_saver
@@ -27,31 +26,48 @@ from graph.settings import resolve_context
 T = TypeVar("T")
 
 
-def preflight(settings: dict[str, Any]) -> None:
-    """Catch what the user can fix before a thread is touched: settings, tools, endpoint."""
-    from graph.models.factory import resolve_model
+def check(run: RunOptions) -> str:
+    """Check what the user can fix before a thread is touched or a model starts: the settings
+    (an error names the flag or variable that gave the bad value), the tools, the store URL.
+    Returns the store URL."""
+    from graph.persistence.savers import kind_of
     from graph.tooling.registry import registry_tools
 
-    ctx = resolve_context(settings)
+    ctx = resolve_context(run.settings(), labels=run.flags())
     registry_tools(ctx.tools, ctx.mcp_config)
-    resolve_model(ctx)
+    url = store_url(run.checkpointer)
+    kind_of(url)
+    return url
 
 
 class Session:
-    """The agent on an open store; runs turns and answers approval pauses."""
+    """The agent on an open store; runs turns and answers approval pauses.
 
-    def __init__(self, saver: Any, settings: dict[str, Any], url: str, *, quiet: bool) -> None:
+    The model (which may be the embedded llama.cpp server, seconds to start) starts only in
+    `ready`, on the first turn: a missing thread or a finished run is reported before it.
+    """
+
+    def __init__(self, saver: Any, run: RunOptions, url: str, *, quiet: bool) -> None:
         from graph.agent import build_graph
         from graph.tooling.registry import registry_tools
 
-        options = dict(settings)
+        self.ctx = resolve_context(run.settings(), labels=run.flags())
+        options = run.settings()
         if "tools" in options:  # names on the command line, tool objects for build_graph
-            ctx = resolve_context(settings)
-            options["tools"] = registry_tools(ctx.tools, ctx.mcp_config)
+            options["tools"] = registry_tools(self.ctx.tools, self.ctx.mcp_config)
         self.agent = build_graph(checkpointer=saver, **options)
         self.saver = saver
         self.url = url
         self.printer = StepPrinter(quiet=quiet)
+        self.started = False
+
+    async def ready(self) -> None:
+        """Start the model once (off the event loop: the embedded one takes seconds)."""
+        if not self.started:
+            from graph.models.factory import resolve_model
+
+            await asyncio.to_thread(resolve_model, self.ctx)
+            self.started = True
 
     async def drive(self, payload: Any, config: dict[str, Any]) -> tuple[dict[str, Any], bool]:
         """Run until the turn ends; return the final values and whether it is paused."""
@@ -62,6 +78,7 @@ class Session:
             if answer is None:
                 return snapshot.values, True
             payload = Command(resume=answer)
+        await self.ready()
         while True:
             stream = self.agent.astream(payload, config, stream_mode=["custom"], durability="sync")
             async for _mode, chunk in stream:
@@ -75,23 +92,31 @@ class Session:
             payload, config = Command(resume=answer), thread
 
 
-async def open_thread(
-    url: str | None, settings: dict[str, Any], thread_id: str, quiet: bool, body: Any
-) -> Any:
+async def open_thread(run: RunOptions, thread_id: str, quiet: bool, body: Any) -> Any:
     """Open the store, take the thread's lock, and run `body(session)`."""
-    target = store_url(url)
+    target = store_url(run.checkpointer)
     async with open_async_saver(target) as saver, thread_lock(target, thread_id):
-        return await body(Session(saver, settings, target, quiet=quiet))
+        return await body(Session(saver, run, target, quiet=quiet))
 
 
 async def with_store(url: str | None, body: Any) -> Any:
     """Open the store (no lock: reading only) and run `body(session)`."""
     target = store_url(url)
     async with open_async_saver(target) as saver:
-        return await body(Session(saver, {}, target, quiet=True))
+        return await body(Session(saver, RunOptions(), target, quiet=True))
 
 
-def report(values: dict[str, Any], thread_id: str, paused: bool, as_json: bool) -> None:
+def closing_line(thread_id: str, url: str, command: str | None = None) -> str:
+    """How to go on with the thread (with `command`: the whole command line); a memory store
+    ends with the command, so then it says that instead."""
+    if url == "memory":
+        return f"thread {thread_id} · kept in memory only: it ends with this command"
+    if command:
+        return f"thread {thread_id} · continue with: react-agent {command} --thread {thread_id}"
+    return f"thread {thread_id} · continue with --thread {thread_id}"
+
+
+def report(values: dict[str, Any], thread_id: str, paused: bool, as_json: bool, url: str) -> None:
     """The end of a run: the JSON summary or a closing line, and the exit status."""
     from graph.redaction import redact
     from graph.steps import steps_of
@@ -105,13 +130,15 @@ def report(values: dict[str, Any], thread_id: str, paused: bool, as_json: bool) 
             "error": redact(values["error"]) if values.get("error") else values.get("error"),
             "steps": steps_of(values),
         }
-        sys.stdout.write(json.dumps(summary, ensure_ascii=False, default=str, indent=2) + "\n")
+        sys.stdout.write(json_text(summary, indent=2) + "\n")
+    elif paused and url == "memory":
+        say("Paused for approval; the memory store ends with this command, so it cannot resume.")
     elif paused:
         say(f"Paused for approval. Continue with: react-agent resume --thread {thread_id}")
     else:
         if status == "error":
             error(redact(values.get("error")))
-        say(f"thread {thread_id} · continue with --thread {thread_id}")
+        say(closing_line(thread_id, url))
     raise Stop("", EXIT.get(status, 1))
 
 

@@ -86,8 +86,8 @@ def test_missing_endpoint_is_one_sentence(env: dict[str, str]) -> None:
     ("args", "message"),
     [
         (["--tools", "calculator,teleport"], "Unknown tool 'teleport'; known tools: calculator"),
-        (["--protocol", "smoke"], "Invalid agent configuration: protocol"),
-        (["--max-steps", "0"], "Invalid agent configuration: max_steps"),
+        (["--protocol", "smoke"], "Invalid agent configuration: --protocol: "),
+        (["--max-steps", "0"], "Invalid agent configuration: --max-steps: "),
         (["--checkpointer", "mongodb://x"], "Unknown checkpointer URL 'mongodb://x'"),
     ],
 )

@@ -12,8 +12,9 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph import build_graph
-from graph.settings import RUN_FIELDS, ConfigError, resolve_run_context
+from graph.settings import RUN_FIELDS, ConfigError, resolve_context, resolve_run_context
 from tests.support.scripted_model import ScriptedChatModel
+from tests.support.sentences import assert_one_sentence
 from tests.unit.test_agent_loop import TOOLS, action, answer, echo
 
 
@@ -56,6 +57,33 @@ def test_a_run_adds_approvals_and_never_removes_the_operators() -> None:
     assert ctx.approve == ["calculator"]
     ctx = resolve_run_context({"approve": ["calculator"]}, {"approve": ["web_fetch"]})
     assert ctx.approve == ["calculator", "web_fetch"]
+
+
+@pytest.mark.parametrize("approve", [5, 2.5, {"web_fetch": True}, True])
+def test_a_malformed_approve_in_the_run_context_is_one_sentence(approve: Any) -> None:
+    with pytest.raises(ConfigError) as refused:
+        resolve_run_context({"approve": ["calculator"]}, {"approve": approve})
+    assert_one_sentence(str(refused.value), "approve", banned=("TypeError", "(env "))
+    assert str(refused.value).startswith("Refused run context: approve: ")
+    model = ScriptedChatModel(["never asked"])
+    out = ask(build_graph(model=model, tools=TOOLS, protocol="native"), {"approve": approve})
+    assert out["status"] == "error" and "TypeError" not in out["error"]
+    assert_one_sentence(out["error"], "approve")
+    assert model.requests == []
+
+
+def test_an_error_names_where_the_bad_value_came_from(monkeypatch: pytest.MonkeyPatch) -> None:
+    flag = {"protocol": "--protocol"}
+    with pytest.raises(ConfigError, match=r"^Invalid agent configuration: --protocol: ") as bad:
+        resolve_context({"protocol": "foo"}, labels=flag)
+    assert "REACT_AGENT_PROTOCOL" not in str(bad.value)
+    monkeypatch.setenv("REACT_AGENT_PROTOCOL", "foo")
+    with pytest.raises(ConfigError, match=r"protocol \(env REACT_AGENT_PROTOCOL\): ") as bad:
+        resolve_context(labels=flag)
+    assert "--protocol" not in str(bad.value)
+    with pytest.raises(ConfigError, match=r"^Invalid agent configuration: protocol: "):
+        resolve_context({"protocol": "bar"})  # a build_graph argument over the env's value
+    assert resolve_context({"protocol": "text"}, labels=flag).protocol == "text"
 
 
 def test_run_fields_are_only_harmless_choices() -> None:

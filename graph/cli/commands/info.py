@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-from typing import Annotated, Any
-
-import typer
+from typing import Any
 
 from graph.cli import options as o
 from graph.cli.guard import run_command
@@ -26,29 +24,47 @@ def config() -> None:
         from graph.settings import resolve_context
 
         ctx = resolve_context()
-        for name, value in ctx.model_dump().items():
-            print(f"{name:18} {visible(redact(value))}")  # URLs can carry credentials
-        print(f"{'checkpointer':18} {visible(redact(store_url()))}")
+        shown = {**ctx.model_dump(), **_embedded(ctx), "checkpointer": store_url()}
+        width = max(map(len, shown))
+        for name, value in shown.items():
+            print(f"{name:{width}}  {visible(redact(value))}")  # URLs can carry credentials
 
     run_command(body)
 
 
+def _embedded(ctx: Any) -> dict[str, str]:
+    """The model and endpoint lines when a run would use the embedded model, else nothing.
+
+    The same decision as `graph.models.factory.wants_local` (a test keeps the two in step),
+    made without importing it: that module loads LangChain, and `config` must start fast.
+    """
+    import os
+    from pathlib import Path
+
+    from graph.models.local.model_file import GGUF_VARIABLE, installed_models, local_available
+
+    configured = os.environ.get(ctx.api_key_env, "").strip() or ctx.base_url
+    if ctx.model != "local" and (configured or not local_available()):
+        return {}
+    gguf = os.environ.get(GGUF_VARIABLE, "").strip()
+    packaged = installed_models()
+    label = Path(gguf).name if gguf else packaged[0].label if packaged else "not installed"
+    why = "asked for by name" if ctx.model == "local" else f"no {ctx.api_key_env} or endpoint"
+    return {
+        "model": f"local: the embedded model ({label}; {why})",
+        "base_url": "a llama.cpp server on 127.0.0.1, started by each run that needs it",
+    }
+
+
 def tools(
-    names: Annotated[
-        str | None,
-        typer.Option(
-            "--tools", help="Comma-separated tool names or module:attribute (REACT_AGENT_TOOLS)."
-        ),
-    ] = None,
-    mcp_config: o.McpConfig = None,
-    as_json: o.JsonLines = False,
+    names: o.Tools = None, mcp_config: o.McpConfig = None, as_json: o.JsonLines = False
 ) -> None:
     """Every tool a run gets with this configuration: name, source and JSON argument schema."""
 
     def body() -> None:
         from graph.settings import resolve_context
 
-        ctx = resolve_context(o.given(tools=names, mcp_config=mcp_config))
+        ctx = resolve_context(o.given(tools=names, mcp_config=mcp_config), labels=o.FLAGS)
         served = _mcp_records(ctx.mcp_config) if ctx.mcp_config else []
         records = _listed(ctx.tools, served)
         if as_json:
@@ -117,9 +133,11 @@ def _mcp_records(path: str) -> list[dict[str, Any]]:
     if importlib.util.find_spec("tools.mcp") is None:
         say(f"note: this installation has no MCP support (tools.mcp), so {path} was not read.")
         return []
+    from tools import TOOL_NAMES
+
     mcp = importlib.import_module("tools.mcp")
-    try:
-        found = mcp.describe(path)
+    try:  # named as the registry names them: never a built-in tool's name, which stays built-in
+        found = mcp.describe(path, reserved=TOOL_NAMES)
     finally:
         mcp.close_all()
     return [

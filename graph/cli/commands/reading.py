@@ -14,7 +14,7 @@ import typer
 
 from graph.cli import options as o
 from graph.cli.guard import run_command
-from graph.cli.output import error, json_lines, say, table
+from graph.cli.output import error, json_escape, json_lines, say, table
 
 
 def _unreadable(thread: str, exc: Exception) -> str:
@@ -34,7 +34,6 @@ def history(
 
         from graph.cli.session import with_store
         from graph.persistence.history import history_rows
-        from graph.redaction import redact
 
         o.thread_id(thread)
 
@@ -47,7 +46,7 @@ def history(
 
         snapshots = asyncio.run(with_store(checkpointer, read))
         if not snapshots:
-            raise o.Stop(f"no thread {thread!r} in {redact(_url(checkpointer))}.", 1)
+            raise o.no_thread(thread, _url(checkpointer))
         rows = history_rows(snapshots)
         if as_json:
             json_lines({"thread_id": thread, **row.as_dict()} for row in rows)
@@ -90,10 +89,11 @@ def show(
 
         snapshot = asyncio.run(with_store(checkpointer, read))
         if snapshot.created_at is None:
-            raise o.Stop(f"no checkpoint {checkpoint!r} in thread {thread!r}.", 1)
+            raise o.no_checkpoint(checkpoint, thread)
         following = ", ".join(snapshot.next) or "(end)"
         say(f"thread {thread} · checkpoint {checkpoint} · next: {following}")
-        sys.stdout.write(state_as_json(snapshot.values or {}, indent=None if as_json else 2) + "\n")
+        state = state_as_json(snapshot.values or {}, indent=None if as_json else 2)
+        sys.stdout.write(json_escape(state) + "\n")
 
     run_command(body)
 
