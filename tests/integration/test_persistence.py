@@ -190,9 +190,10 @@ def test_history_show_and_replay(
     [
         ("a\n", "publish:hello", "published 'hello'"),
         ('e\n{"text": "edited"}\n', "publish:edited", "published 'edited'"),
-        ("r\nnot today\n", None, "The user rejected the call to publish: not today."),
+        ("r\nnot today\n", None, "rejected the tool call for `publish` with reason: not today"),
+        ("s\npublished it by hand\n", None, "published it by hand"),
     ],
-    ids=["approve", "edit", "reject"],
+    ids=["approve", "edit", "reject", "respond"],
 )
 def test_approval_through_stdin(
     openai_server: ScriptedOpenAIServer,
@@ -224,9 +225,9 @@ def test_approval_through_stdin(
     assert 'Approval needed: publish {"text": "hello"}' in done.stderr
     assert calls(calls_file) == ([expected_call] if expected_call else [])
     result = json.loads(done.stdout)
-    assert result["steps"][0]["observation"] == observation
+    assert result["steps"][0]["observation"].endswith(observation)
     tool_reply = openai_server.chat_requests[1].body["messages"][-1]
-    assert tool_reply["role"] == "tool" and tool_reply["content"] == observation
+    assert tool_reply["role"] == "tool" and tool_reply["content"].endswith(observation)
 
 
 def test_approval_pause_survives_the_process(
