@@ -77,7 +77,7 @@ def json_escape(text: str) -> str:
     escape: the same document once parsed. Such characters only occur inside JSON strings,
     where an escape means the same character. This covers U+2028, U+2029 and U+0085, which
     some JSON Lines readers take for line breaks."""
-    if text.isascii():
+    if text.isascii() and "\x7f" not in text:  # json.dumps escapes every other ASCII control
         return text
     return "".join(_json_escape(c) if hides(c) else c for c in text)
 
