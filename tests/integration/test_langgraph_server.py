@@ -313,6 +313,7 @@ async def test_approval_pause_and_resume_with_an_edit(
         "approve",
         "edit",
         "reject",
+        "respond",
     ]
 
     edit = {
@@ -323,8 +324,14 @@ async def test_approval_pause_and_resume_with_an_edit(
         thread, "agent", command={"resume": {"decisions": [edit]}}, context=context
     )
     assert done["answer"] == "408" and done["status"] == "answered"
-    assert script.chat_requests[-1].messages[-1]["content"] == "Observation: 408"
+    told = script.chat_requests[-1].messages[-1]["content"]
+    assert told.startswith("Observation: ") and told.endswith("408")  # the edit notice first
+    assert "Executed instead: calculator" in told
     assert script.remaining == []
+    # the stored step and every client's tool card show the call that ran
+    state = await client.threads.get_state(thread)
+    [step] = [m for m in state["values"]["messages"] if m["type"] == "ai" and m["tool_calls"]]
+    assert step["tool_calls"][0]["args"] == {"expression": "17 * 24"}
 
 
 async def test_time_travel_forks_from_an_earlier_checkpoint(
