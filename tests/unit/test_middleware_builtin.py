@@ -333,6 +333,7 @@ class ScriptedDecisions(BaseDecisionModel):
         return ClassifierResponse.model_validate({"model": self.model, "answers": answers})
 
 
+@pytest.mark.filterwarnings("ignore:The middleware `ModelRouterMiddleware` is in beta")
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_model_router_sends_the_run_to_the_chosen_model(protocol: str, mode: str) -> None:
     default = ScriptedChatModel([answer(protocol, "from the default")])

@@ -38,6 +38,7 @@ from tests.unit.test_middleware_builtin import (
     TOOLS,
     ScriptedDecisions,
     action,
+    add,
     answer,
     observations,
     offered,
@@ -88,7 +89,6 @@ class Counted:
                 raise ConnectionError(f"flaky failure {self.runs}")
             return f"flaky: {text}"
 
-        self.echo, self.flaky = echo, flaky
         self.tools = [echo, flaky]
 
 
@@ -146,33 +146,24 @@ def test_per_tool_limit_ends_the_run(protocol: str, mode: str) -> None:
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("layer", ["retry", "error"])
 @RUNNER_SWALLOWS
-def test_tool_retry_runs_a_failed_tool_again(protocol: str, mode: str) -> None:
-    counted = Counted(failures=1)
+def test_tool_failures_reach_the_tool_wrappers(protocol: str, layer: str, mode: str) -> None:
+    """ToolRetryMiddleware runs a failed tool again; ToolErrorMiddleware's handler writes the
+    observation of the exceptions it chooses to handle (None lets the others propagate)."""
+    counted = Counted(failures=1 if layer == "retry" else 5)
+    if layer == "retry":
+        wrapper: Any = ToolRetryMiddleware(initial_delay=0, backoff_factor=0, jitter=False)
+    else:
+        wrapper = ToolErrorMiddleware(
+            lambda exc, req: "flaky is unreachable." if isinstance(exc, ConnectionError) else None
+        )
     model = ScriptedChatModel([action(protocol, "flaky", {"text": "x"}), answer(protocol, "ok")])
-    retry = ToolRetryMiddleware(max_retries=2, initial_delay=0, backoff_factor=0, jitter=False)
-    agent = build_graph(model=model, tools=counted.tools, protocol=protocol, middleware=[retry])
+    agent = build_graph(model=model, tools=counted.tools, protocol=protocol, middleware=[wrapper])
     out = run(agent, "try", mode)
-    assert counted.runs == 2
-    assert observations(out) == ["flaky: x"]
-
-
-@pytest.mark.parametrize("protocol", PROTOCOLS)
-@RUNNER_SWALLOWS
-def test_tool_error_handler_writes_the_observation(protocol: str, mode: str) -> None:
-    counted = Counted(failures=5)
-
-    def on_error(exc: Exception, request: Any) -> str | None:
-        if isinstance(exc, ConnectionError):
-            return f"{request.tool_call['name']} is unreachable; try later."
-        return None
-
-    model = ScriptedChatModel([action(protocol, "flaky", {"text": "x"}), answer(protocol, "ok")])
-    handler = ToolErrorMiddleware(on_error)
-    agent = build_graph(model=model, tools=counted.tools, protocol=protocol, middleware=[handler])
-    out = run(agent, "try", mode)
-    assert observations(out) == ["flaky is unreachable; try later."]
-    assert out["steps"][0]["is_error"] is True
+    assert counted.runs == (2 if layer == "retry" else 1)
+    assert observations(out) == ["flaky: x" if layer == "retry" else "flaky is unreachable."]
+    assert out["steps"][0]["is_error"] is (layer == "error")
 
 
 # --- LLMToolEmulator ------------------------------------------------------------------------
@@ -259,31 +250,40 @@ def test_auto_mode_classifier_sees_the_conversation(protocol: str) -> None:
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 @pytest.mark.parametrize("decision", ["approve", pytest.param("reject", marks=HOOK_TOOL_MESSAGE)])
 def test_users_own_approval_middleware(protocol: str, decision: str) -> None:
+    """The user's HumanInTheLoopMiddleware for echo, beside the agent's own approvals for add."""
     counted = Counted()
-    model = ScriptedChatModel([action(protocol, "echo", {"text": "hi"}), answer(protocol, "ok")])
-    hitl = HumanInTheLoopMiddleware({"echo": True})
+    echo, plus = action(protocol, "echo", {"text": "hi"}), action(protocol, "add", {"a": 1, "b": 2})
+    script = (
+        [echo, plus, answer(protocol, "ok")]
+        if decision == "approve"
+        else [echo, answer(protocol, "ok")]
+    )
+    model = ScriptedChatModel(script)
     agent = build_graph(
         model=model,
-        tools=counted.tools,
+        tools=[*counted.tools, add],
         protocol=protocol,
-        middleware=[hitl],
+        approve=["add"],
+        middleware=[HumanInTheLoopMiddleware({"echo": True})],
         checkpointer=InMemorySaver(),
     )
     config = {"configurable": {"thread_id": f"hitl-{protocol}-{decision}"}}
     paused = run(agent, "echo hi", config=config)
-    [pause] = paused["__interrupt__"]
-    [request] = pause.value["action_requests"]
+    [request] = paused["__interrupt__"][0].value["action_requests"]
     assert request["name"] == "echo" and request["args"] == {"text": "hi"}
     assert counted.runs == 0  # nothing ran before the decision
     reply = {"type": "approve"} if decision == "approve" else {"type": "reject", "message": "no"}
     out = run(agent, Command(resume={"decisions": [reply]}), config=config)
-    assert out["status"] == "answered" and out["answer"] == "ok"
     if decision == "approve":
-        assert counted.runs == 1 and observations(out) == ["echo: hi"]
+        [request] = out["__interrupt__"][0].value["action_requests"]  # the agent's own pause
+        assert request["name"] == "add" and counted.runs == 1
+        out = run(agent, Command(resume={"decisions": [{"type": "approve"}]}), config=config)
+        assert observations(out) == ["echo: hi", "3"]
     else:
         assert counted.runs == 0 and observations(out) == ["no"]
         assert out["steps"][0]["is_error"] is True
-    assert len(model.requests) == 2  # the resume repeated no model call
+    assert out["status"] == "answered" and out["answer"] == "ok"
+    assert len(model.requests) == len(script)  # no resume repeated a model call
 
 
 # --- FilesystemFileSearchMiddleware ---------------------------------------------------------
