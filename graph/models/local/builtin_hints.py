@@ -18,6 +18,22 @@ DIRECT_EXAMPLES: tuple[Example, ...] = (
     Example("Is a tomato a fruit or a vegetable?", answer="A fruit."),
 )
 
+
+def _clock_knows(piece: str) -> bool:
+    """A piece of the question that is, all of it, a place or a zone the clock knows. A place
+    in Latin letters is a proper noun (capitalised: "Date" and "Time" are towns, "date" and
+    "time" are not); one in Chinese is two characters or more."""
+    from tools.zone_names import zone_for_place
+
+    if piece in ("UTC", "GMT") or ("/" in piece and piece.split("/")[0].istitle()):
+        return True
+    if piece.isascii() and not piece[:1].isupper():
+        return False
+    if not piece.isascii() and len(piece) < 2:
+        return False
+    return zone_for_place(piece, whole=True) is not None
+
+
 _NOTES_HIT = (
     "[1] servers.md — Servers\nThe staging server listens on port 8443.\n"
     "We run three servers: staging, production and backup."
@@ -56,6 +72,7 @@ BUILTIN_HINTS: dict[str, ToolHints] = {
             ),
         ),
         piece_argument="timezone",
+        accepts=_clock_knows,
     ),
     "knowledge_search": ToolHints(
         examples=(

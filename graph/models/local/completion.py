@@ -142,8 +142,9 @@ class LocalCompletionModel(BaseChatModel):
         offered = {tool_name(t): t for t in tools or []}
         turns = conversation_turns(messages)
         question = turns[-1].question if turns else ""
-        observations = [s.observation for s in (turns[-1].steps if turns else [])]
-        observed = [o for o in observations if o is not None]
+        done = [s for s in (turns[-1].steps if turns else []) if s.observation is not None]
+        observed = [s.observation for s in done]
+        answered = [s.observation for s in done if not s.failed]  # what an answer may quote
         meta: dict[str, Any] = {DECIDED_BY: "model"}
         chosen = None
         if offered and not observed:
@@ -170,7 +171,8 @@ class LocalCompletionModel(BaseChatModel):
             )
             return text, meta
         prompt += "Answer:"
-        quotes = quotable_lines(observed[-1:]) if observed and self.quoted_answers else []
+        last_ok = bool(done) and not done[-1].failed
+        quotes = quotable_lines(answered[-1:]) if last_ok and self.quoted_answers else []
         if len(quotes) == 1:
             return f"Thought: {QUOTED_THOUGHT}\nFinal Answer: {quotes[0]}", {DECIDED_BY: "code"}
         if quotes:
@@ -195,7 +197,7 @@ class LocalCompletionModel(BaseChatModel):
         if hints.arithmetic_argument:
             grammar = arithmetic_grammar(question)
         elif hints.piece_argument:
-            grammar = piece_grammar(question)
+            grammar = piece_grammar(question, hints.accepts)
         if single and grammar:
             data = yield self._request(prompt + "Input:", _spaced(grammar), max_tokens)
             return {single: _text_of(data).strip()}, "model"

@@ -16,7 +16,7 @@ All GBNF for llama.cpp; greedy decoding under the grammar is the model's most li
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 from graph.protocols.text.gbnf import literal, one_line
@@ -44,23 +44,25 @@ def question_numbers(question: str) -> tuple[str, ...]:
         readings.append(alpha2digit(text, "en", threshold=0))
     except (ImportError, ValueError):
         pass
-    try:
-        import cn2an
+    if _CJK.search(text):
+        try:
+            import cn2an  # about 0.6 s to import: only for a question in Chinese
 
-        readings.append(cn2an.transform(text, "cn2an"))
-    except (ImportError, ValueError, KeyError):
-        pass
+            readings.append(cn2an.transform(text, "cn2an"))
+        except (ImportError, ValueError, KeyError):
+            pass
     found = [n for reading in readings for n in _DIGITS.findall(reading)]
     return tuple(dict.fromkeys(found))
 
 
 def arithmetic_grammar(question: str) -> str:
-    """Expressions over the question's numbers and `CONSTANTS` (bounded by the step's tokens)."""
+    """Expressions over the question's numbers and `CONSTANTS` with at least one operation (a
+    lone number calculates nothing), bounded by the step's tokens."""
     numbers = dict.fromkeys([*question_numbers(question), *CONSTANTS])
     number = " | ".join(literal(n) for n in sorted(numbers, key=len, reverse=True))
     return "\n".join(
         [
-            "root ::= expr",
+            'root ::= term (" " op " " term){1,6} | "sqrt(" expr ")"',
             'expr ::= term (" " op " " term){0,6}',
             'term ::= number | "(" expr ")" | "sqrt(" expr ")"',
             'op ::= "+" | "-" | "*" | "/" | "**"',
@@ -85,12 +87,22 @@ def question_pieces(question: str) -> list[str]:
     return list(dict.fromkeys(pieces))
 
 
-def piece_grammar(question: str) -> str | None:
-    """One piece of the question; None when it has no words."""
+def piece_grammar(question: str, accepts: Callable[[str], bool] | None = None) -> str | None:
+    """One piece of the question: of those the tool `accepts` when it says and accepts any,
+    else of all. None when the question has no words."""
     pieces = question_pieces(question)
+    if accepts is not None:
+        pieces = [p for p in pieces if _accepted(accepts, p)] or pieces
     if not pieces:
         return None
     return "root ::= " + " | ".join(literal(p) for p in pieces) + "\n"
+
+
+def _accepted(accepts: Callable[[str], bool], piece: str) -> bool:
+    try:
+        return bool(accepts(piece))
+    except Exception:  # a tool's check is advice: it never fails the step
+        return False
 
 
 def choice_grammar(names: Sequence[str], *, after_result: bool = False) -> str:

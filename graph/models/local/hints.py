@@ -20,8 +20,8 @@ looked up by the tool's name (a tool's own metadata wins).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 HINTS_KEY = "react_agent_hints"
@@ -66,14 +66,16 @@ class ToolHints:
     - `piece_argument`: an argument the model copies from the question (a place, a title):
       its grammar allows only pieces of the question;
     - `arithmetic_argument`: an expression the model writes over the question's numbers: its
-      grammar allows only those numbers, operators, parentheses and a few functions.
+      grammar allows only those numbers, operators, parentheses and a few functions;
+    - `accepts`: for a piece argument, which pieces the tool can use (a place the clock knows);
+      the grammar then offers only those, when there are any.
     """
 
     examples: tuple[Example, ...] = ()
     question_argument: str | None = None
     piece_argument: str | None = None
     arithmetic_argument: str | None = None
-    notes: Mapping[str, Any] = field(default_factory=dict)
+    accepts: Callable[[str], bool] | None = None
 
     @property
     def single_argument(self) -> str | None:

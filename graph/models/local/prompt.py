@@ -50,6 +50,7 @@ class _Step:
     tool_input: Any
     call_id: str | None = None
     observation: str | None = None
+    failed: bool = False  # the tool raised: its observation is an error, no answer
 
 
 @dataclass
@@ -92,7 +93,7 @@ def conversation_turns(messages: Sequence[BaseMessage]) -> list[Turn]:
         if isinstance(message, SystemMessage) or _hidden(message):
             continue
         if isinstance(message, ToolMessage):
-            _observe(current(), message.text, message.tool_call_id)
+            _observe(current(), message.text, message.tool_call_id, message.status == "error")
         elif isinstance(message, AIMessage):
             turn = current()
             if message.tool_calls:
@@ -160,9 +161,9 @@ def render_record(
 
 
 def example_records(tools: Sequence[Any], direct: Sequence[Example]) -> list[tuple[Example, str]]:
-    """(example, its tool) for every example of these tools whose calls they all offer, one
-    tool after another in turn, with the direct examples between them: no tool's records all
-    stand last."""
+    """(example, its tool) for every example of these tools whose calls they all offer, each
+    tool's records (and the direct ones) spread evenly over the whole prompt: the last record of
+    every tool stands among the last, so no tool's records all stand nearest the question."""
     names = {tool_name(t) for t in tools}
     queues: list[list[tuple[Example, str]]] = []
     for tool in tools:
@@ -173,12 +174,12 @@ def example_records(tools: Sequence[Any], direct: Sequence[Example]) -> list[tup
         if usable:
             queues.append(usable)
     queues.append([(e, "") for e in direct])
-    ordered: list[tuple[Example, str]] = []
-    while any(queues):
-        for queue in queues:
-            if queue:
-                ordered.append(queue.pop(0))
-    return ordered
+    placed = [
+        ((index + 1) / len(queue), order, record)
+        for order, queue in enumerate(queues)
+        for index, record in enumerate(queue)
+    ]
+    return [record for _, _, record in sorted(placed, key=lambda item: item[:2])]
 
 
 def render_prompt(
@@ -224,11 +225,12 @@ def _thought_of(text: str) -> str:
     return text
 
 
-def _observe(turn: Turn, text: str, call_id: str | None) -> None:
+def _observe(turn: Turn, text: str, call_id: str | None, failed: bool = False) -> None:
     waiting = [s for s in turn.steps if s.observation is None]
     match = next((s for s in waiting if call_id and s.call_id == call_id), None)
     target = match or (waiting[0] if waiting else None)
     if target is None:  # an observation without a step: keep it, attached to a blank step
-        turn.steps.append(_Step("", "?", {}, call_id, text))
+        turn.steps.append(_Step("", "?", {}, call_id, text, failed))
         return
     target.observation = text
+    target.failed = failed
