@@ -55,15 +55,16 @@ def _index() -> dict[str, str]:
     return table
 
 
-def zone_for_place(text: str) -> str | None:
+def zone_for_place(text: str, *, whole: bool = False) -> str | None:
     """The zone of the place `text` names ('Mumbai' -> 'Asia/Kolkata', '东京' -> 'Asia/Tokyo',
-    'Tokyo time' -> 'Asia/Tokyo'), or None. Never raises."""
+    'Tokyo time' -> 'Asia/Tokyo'; with `whole`, only when all of `text` is the name), or None.
+    Never raises."""
     key = fold(text)
     if not key:
         return None
     table = _index()
-    if key in table:
-        return table[key]
+    if key in table or whole:
+        return table.get(key)
     words = [w for w in key.split() if w not in _FILLERS]
     for size in range(len(words), 0, -1):  # the longest run of words that names a place
         for start in range(len(words) - size + 1):
