@@ -22,12 +22,9 @@ from collections.abc import Iterator
 from typing import Any, Literal
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
-from graph.protocols.text.gbnf_match import grammar_accepts, grammar_pattern
 from graph.protocols.text.grammar import (
     Limits,
     grammar_for,
@@ -449,7 +446,6 @@ CALC = 'Thought: I use the calculator.\nAction: calculator\nAction Input: {{"exp
 )
 def test_llama_cpp_enforces_the_format(llama: LlamaGrammarEngine, text: str, ok: bool) -> None:
     assert llama.accepts(grammar_for(default_tools()), text) is ok
-    assert grammar_accepts(grammar_for(default_tools()), text) is ok  # and so does the regex
 
 
 SHAPED = "Thought: t\nAction: shapes\nAction Input: "
@@ -494,7 +490,6 @@ FULL = {
 def test_llama_cpp_enforces_the_schema(llama: LlamaGrammarEngine, value: Any, ok: bool) -> None:
     text = SHAPED + json.dumps(value, ensure_ascii=False)
     assert llama.accepts(grammar_for([SHAPES["everything"]]), text) is ok
-    assert grammar_accepts(grammar_for([SHAPES["everything"]]), text) is ok
 
 
 def test_optional_fields_may_come_in_any_subset(llama: LlamaGrammarEngine) -> None:
@@ -557,79 +552,6 @@ def test_sampled_steps_are_accepted_by_llama_cpp(llama: LlamaGrammarEngine) -> N
         assert llama.accepts(grammar, text), text
 
 
-# -- the same language, checked without llama.cpp (gbnf_match: lazy grammar) ------------------
-
-
-def test_every_sample_of_the_grammar_is_accepted_by_its_regex() -> None:
-    tools = [*default_tools(), *SHAPES.values()]
-    grammar = grammar_for(tools)
-    assert grammar_pattern(grammar) is not None
-    for text in _samples(tools, 300, seed=5):
-        assert grammar_accepts(grammar, text), text
-
-
-def _mutants(text: str, rng: random.Random) -> Iterator[str]:
-    """Near misses: a character dropped, doubled or replaced, the end cut or extended."""
-    for _ in range(6):
-        at = rng.randrange(len(text))
-        yield text[:at] + text[at + 1 :]
-        yield text[:at] + text[at] + text[at:]
-        yield text[:at] + rng.choice(Gbnf.POOL) + text[at + 1 :]
-        yield text[:at]
-    yield text + "x"
-    yield text + "\n"
-
-
-def test_the_regex_and_llama_cpp_agree_on_near_misses(llama: LlamaGrammarEngine) -> None:
-    """Where the regex says yes, llama.cpp must too (a reply kept without the grammar is one
-    the grammar allows), and on these texts they agree exactly."""
-    tools = [*default_tools(), *SHAPES.values()]
-    grammar = grammar_for(tools, quotes=["The port is 8443.", 'say "hi"'])
-    rng = random.Random(3)
-    checked = disagreements = 0
-    for text in _samples(tools, 25, seed=13):
-        for mutant in _mutants(text, rng):
-            checked += 1
-            disagreements += grammar_accepts(grammar, mutant) != llama.accepts(grammar, mutant)
-    assert checked > 500 and disagreements == 0
-
-
-def test_quotes_are_the_only_answers_the_regex_allows() -> None:
-    grammar = grammar_for([], quotes=["The port is 8443.", 'say "hi" \\ [x]'])
-    assert grammar_accepts(grammar, "Thought: ok\nFinal Answer: The port is 8443.")
-    assert grammar_accepts(grammar, 'Thought: ok\nFinal Answer: say "hi" \\ [x]')
-    assert not grammar_accepts(grammar, "Thought: ok\nFinal Answer: The port is 8443")
-    assert not grammar_accepts(grammar, "Thought: ok\nFinal Answer: 8443")
-
-
-@given(st.text(st.characters(blacklist_categories=("Cs",)), max_size=40))
-def test_a_literal_matches_exactly_its_text(text: str) -> None:
-    grammar = f"root ::= {literal(text)} [a-c\\]\\x5D-]?\n"
-    assert grammar_accepts(grammar, text)
-    assert grammar_accepts(grammar, text + "]") and grammar_accepts(grammar, text + "-")
-    assert not grammar_accepts(grammar, text + "d")
-
-
-@pytest.mark.parametrize(
-    "grammar",
-    [
-        'root ::= "(" inner ")"\ninner ::= "x" | root',  # recursive
-        'root ::= "x" missing',  # undefined rule
-        'root ::= "x" @',  # not GBNF
-        'item ::= "x"',  # no root
-        'root ::= "unclosed',
-    ],
-)
-def test_a_grammar_the_regex_cannot_express_says_so(grammar: str) -> None:
-    assert grammar_pattern(grammar) is None and grammar_accepts(grammar, "x") is None
-
-
-def test_comments_and_rules_over_several_lines() -> None:
-    grammar = 'root ::= "a" # first\n   ( "b" | "#" )  # then b or a hash\n'
-    assert grammar_accepts(grammar, "ab") and grammar_accepts(grammar, "a#")
-    assert not grammar_accepts(grammar, "a")
-
-
 def test_hand_written_examples_parse_as_expected() -> None:
     tools = {t.name: t for t in default_tools()}
     head = "Thought: I need it.\nAction: "
@@ -654,3 +576,36 @@ def test_hand_written_examples_parse_as_expected() -> None:
         _schema_valid(tools[tool], step.tool_input)
     final = parse_react("Thought: the tool said 391\nFinal Answer: 17 * 23 = 391")
     assert (final.kind, final.answer) == ("final", "17 * 23 = 391")
+
+
+# -- the embedded model's per-question grammars (graph.models.local.constrain) ---------------
+
+
+def test_llama_cpp_holds_an_expression_to_the_questions_numbers(llama: LlamaGrammarEngine) -> None:
+    from graph.models.local.completion import _spaced
+    from graph.models.local.constrain import arithmetic_grammar
+
+    grammar = _spaced(arithmetic_grammar("Split eighty-four sweets among 6 children."))
+    for text in [" 84 / 6", " 84 / 6\n", " (84 - 6) * 2", " sqrt(84)"]:
+        assert llama.accepts(grammar, text), text
+    for text in [" 85 / 6", " 84", "84 / 6", " 84 % 6", " 84 / 6 apples"]:
+        assert not llama.accepts(grammar, text), text
+
+
+def test_llama_cpp_holds_a_piece_and_a_choice(llama: LlamaGrammarEngine) -> None:
+    from graph.models.local.completion import _spaced
+    from graph.models.local.constrain import choice_grammar, piece_grammar
+
+    pieces = _spaced(piece_grammar("What time is it in Rio de Janeiro?"))
+    assert llama.accepts(pieces, " Rio de Janeiro") and not llama.accepts(pieces, " Paris")
+    choice = _spaced(choice_grammar(["calculator", "current_time"]))
+    assert llama.accepts(choice, " none") and not llama.accepts(choice, " wikipedia")
+
+
+def test_llama_cpp_holds_a_tools_arguments_to_its_schema(llama: LlamaGrammarEngine) -> None:
+    from graph.protocols.text.grammar import arguments_grammar
+
+    grammar = arguments_grammar(SHAPES["everything"])
+    assert llama.parses(grammar)
+    assert llama.accepts(grammar, json.dumps(REQUIRED, ensure_ascii=False))
+    assert not llama.accepts(grammar, json.dumps({"text": "x"}))
