@@ -54,7 +54,9 @@ MaxSteps = Annotated[
 ]
 Tools = Annotated[
     str | None,
-    typer.Option(help="Comma-separated tool names or module:attribute (REACT_AGENT_TOOLS)."),
+    typer.Option(
+        "--tools", help="Comma-separated tool names or module:attribute (REACT_AGENT_TOOLS)."
+    ),
 ]
 Approve = Annotated[
     str | None,
