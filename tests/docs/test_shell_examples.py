@@ -13,6 +13,7 @@ tests/integration/test_local_llm.py.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -34,6 +35,8 @@ from tests.support.openai_server import ScriptedOpenAIServer
 BLOCKS = all_blocks(SHELL)
 RUN = [b for b in BLOCKS if not b.skip]
 _PREFIXES = ("OPENAI_", "REACT_AGENT_", "LANGSMITH_", "LANGCHAIN_")
+# The embedded model takes minutes to build and seconds a question: the docs tests never start it.
+EMBEDDED = re.compile(r"--extra\s+local|--model[ =]local\b|REACT_AGENT_MODEL=local\b")
 
 
 def shell_env(tmp_path: Path, base_url: str) -> dict[str, str]:
@@ -74,6 +77,10 @@ def test_every_shell_line_is_uv_run(block: Block) -> None:
         )
         assert "OPENAI_BASE_URL=" not in command.line, (
             f"{block.where}: a line that points at a real endpoint needs a skip mark."
+        )
+        assert not EMBEDDED.search(command.line), (
+            f"{block.where}: `{command.line}` starts the embedded model; mark the block "
+            "'<!-- docs-test skip: starts the embedded model -->'."
         )
 
 
