@@ -173,9 +173,9 @@ def _tasks() -> list[Task]:
     a, k, c, t, n = "arithmetic", "knowledge", "clock", "two-step", "no-tool"
     calc, kb, now = "calculator", "knowledge_search", "current_time"
     return [
-        Task("mul", a, "What is 17 * 23?", number("391"), calc),
+        Task("mul", a, "What is 19 * 27?", number("513"), calc),
         Task("add", a, "What is 123 + 456?", number("579"), calc),
-        Task("pow", a, "What is 2 ** 10?", number("1024"), calc),
+        Task("pow", a, "What is 3 ** 7?", number("2187"), calc),
         Task("sub", a, "What is 1000 - 387?", number("613"), calc),
         Task("div", a, "What is 144 / 12?", number("12"), calc),
         Task("parens", a, "Calculate (15 + 5) * 3.", number("60"), calc),
