@@ -7,7 +7,7 @@ FTS5 syntax.
 Matching: the FTS5 table uses the `trigram` tokenizer, so any substring of three or more
 characters matches in any script (CJK included). Query text is cut into words, never passed to
 FTS5 as syntax: every term is a double-quoted phrase. English stop words are dropped and each
-English word also searches for its simple stems (`tools/knowledge_text.py`: agents → agent), so
+English word also searches for its Snowball stem (`tools/knowledge_text.py`: agents → agent), so
 a question phrased as a sentence still finds the note; an identifier such as REACT_AGENT_KB_DIR
 is searched whole as well as word by word. Terms of fewer than three characters (the
 two-character Chinese word 北京, 'AI') cannot match trigrams and fall back to `LIKE '%term%'`
@@ -15,11 +15,8 @@ over the stored text; a run of Chinese characters longer than two also counts ea
 two-character pieces that way, since Chinese words are mostly two characters long and questions
 rarely repeat a document's exact phrase.
 
-Each query word also searches for words of the same meaning (`tools/knowledge_synonyms.py`:
-"chooses" finds "picks", "switched on" finds "enabled"), counted at `RELATED_WEIGHT`.
-
 Ranking: a shortlist of documents by how many distinct query words they contain (a word found
-only through a stem or a related word counts less), then by the summed rarity (BM25's IDF) of
+only through a stem counts less), then by the summed rarity (BM25's IDF) of
 those words, ties broken by FTS5's `bm25()` (title weighted above body). Then, in Python, each
 document's best sentence: the one with the most query words, each weighed by its rarity among
 the sentences (`RARITY_SHARE` of its weight: "calculator" says more than "tool"), where a match
@@ -37,7 +34,6 @@ import sqlite3
 from collections import Counter
 from dataclasses import dataclass, field
 
-from tools.knowledge_synonyms import phrase_words, related_words
 from tools.knowledge_text import STOP_WORDS, holds_a_number, sections, stems
 
 MAX_TERMS = 40
@@ -47,7 +43,6 @@ NUMBER_ANSWER = 1.0  # a sentence with a number, for a "how many" question (`exc
 LABEL_WORDS = 3  # a "sentence" this short is a label for the next one (see `_is_label`)
 LABEL_CJK_CHARS = 6
 STEM_WEIGHT = 0.75  # a word found only through one of its stems
-RELATED_WEIGHT = 0.6  # a word found only through a word of the same meaning
 TABLE_ROW_WEIGHT = 0.8  # a sentence that is a table row
 RARITY_SHARE = 0.7  # of a word's weight in a sentence that depends on its rarity there
 CONTEXT_WEIGHT = 0.5  # a query word found only in the heading a sentence stands under
@@ -68,12 +63,11 @@ class Term:
     fts: bool  # True: an FTS5 trigram phrase; False: LIKE '%text%'
     word: str = field(default="", compare=False)  # the query word it stands for
     stem: bool = field(default=False, compare=False)  # a stem of `word`, not the word itself
-    related: bool = field(default=False, compare=False)  # a word of the same meaning
 
     @property
     def weight(self) -> float:
         """How much finding this term counts toward finding its query word."""
-        return RELATED_WEIGHT if self.related else STEM_WEIGHT if self.stem else 1.0
+        return STEM_WEIGHT if self.stem else 1.0
 
     @property
     def key(self) -> str:
@@ -98,7 +92,6 @@ def query_terms(query: str) -> list[Term]:
     """
     terms: dict[str, Term] = {}
     singles: list[str] = []
-    related: list[Term] = []
 
     def add(text: str, fts: bool, word: str = "", stem: bool = False) -> None:
         if text not in terms:
@@ -116,7 +109,6 @@ def query_terms(query: str) -> list[Term]:
                     add(run[i : i + 2], fts=False)
             for stem in stems(run):
                 add(stem, fts=len(stem) >= 3, word=run, stem=True)
-            related += [Term(other, True, run, related=True) for other in related_words(run)]
         elif len(run) == 2:
             add(run, fts=False)
         else:
@@ -126,11 +118,6 @@ def query_terms(query: str) -> list[Term]:
     if not terms:
         for single in singles:
             add(single, fts=False)
-    for phrase, word in phrase_words(query):
-        related += [Term(w, True, phrase, related=True) for w in (word, *related_words(word))]
-    for term in related:  # after the question's own words: they count more, and come first
-        if term.text not in terms:
-            terms[term.text] = term
     return list(terms.values())[:MAX_TERMS]
 
 
@@ -241,7 +228,7 @@ def _sentence_score(sentence: str, terms: list[Term], rarities: dict[str, float]
         weight = term.weight
         if not _IS_CJK.match(term.text):
             starts = [m.start() for m in re.finditer(re.escape(term.text), folded)]
-            prefix = term.stem or term.related  # meant to begin longer forms: save → saved
+            prefix = term.stem  # meant to begin longer forms: save → saved
             weight *= max(_placement(folded, i, len(term.text), prefix) for i in starts)
         weight *= 1 - RARITY_SHARE + RARITY_SHARE * rarities.get(term.key, 1.0)
         words[term.key] = max(words.get(term.key, 0.0), weight)

@@ -5,9 +5,9 @@ on their own and tuned for how small models phrase searches: whole questions ("H
 agent resume after a crash?") and words in another form than the notes use ("agents", "stored").
 
 - Query words: English stop words ("what", "how", "the", "does", "my notes"…) are dropped unless
-  nothing else is left, and each word also brings a few crude stems (plural, -ing, -ed, -ly,
-  's endings: agents → agent, stored → store/stor, resuming → resum). The index matches
-  substrings (trigrams), so a stem also finds every longer form of the word in the notes.
+  nothing else is left, and each word also brings its Snowball stem (PyStemmer: agents →
+  agent, stored → store, resuming → resum). The index matches substrings (trigrams), so a stem
+  also finds the longer forms of the word in the notes.
 - Notes: the body is cut into sentences, one per list item, table row or sentence of a
   paragraph (wrapped lines joined), with Markdown heading marks, list bullets and bold marks
   left out, so the excerpt can be the sentence that answers rather than a window of text.
@@ -15,9 +15,10 @@ agent resume after a crash?") and words in another form than the notes use ("age
 
 from __future__ import annotations
 
+import functools
 import re
+from typing import Any
 
-_CONSONANTS = set("bcdfghjklmnpqrstvwxz")
 _STOP_TEXT = """
     a about above after again all also am an and any are as at be been before being below
     between both but by can could did do does doing done during each few for from further get
@@ -40,34 +41,21 @@ _SENTENCE_END = re.compile(
 )
 
 
+@functools.cache
+def _stemmer() -> Any:
+    import Stemmer  # PyStemmer: the Snowball stemmers, compiled
+
+    return Stemmer.Stemmer("english")
+
+
 def stems(word: str) -> list[str]:
-    """Simple stems of a case-folded English word (never the word itself), longest first."""
+    """The Snowball (Porter 2) stem of a case-folded English word, when it differs from the
+    word and is 3+ characters (a trigram can match it); searched as the beginning of longer
+    forms: stored -> store, running -> run, agents -> agent."""
     if not word.isascii() or not word.isalpha() or len(word) < 4:
         return []
-    found: list[str] = []
-
-    def add(stem: str, least: int = 4) -> None:
-        if len(stem) >= least and stem != word and stem not in found:
-            found.append(stem)
-
-    base = word
-    if word.endswith("ies") and len(word) > 4:
-        base = word[:-3] + "y"
-    elif word.endswith(("sses", "shes", "ches", "xes", "zes")):
-        base = word[:-2]
-    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        base = word[:-1]
-    add(base, 3)
-    for suffix in ("ing", "ed", "ly"):
-        if base.endswith(suffix):
-            stem = base[: -len(suffix)]
-            if suffix == "ed":
-                add(stem + "e")  # stored -> store
-            add(stem)
-            if len(stem) > 3 and stem[-1] == stem[-2] and stem[-1] in _CONSONANTS:
-                add(stem[:-1], 3)  # running -> run
-            break
-    return found
+    stem = _stemmer().stemWord(word)
+    return [stem] if stem != word and len(stem) >= 3 else []
 
 
 def sentences(body: str, title: str = "") -> list[str]:
