@@ -24,7 +24,6 @@ from langgraph.store.base import BaseStore
 from langgraph.types import Send
 
 from graph.checked import AgentGraph
-from graph.middleware.approvals import EDITS
 from graph.middleware.hooks import NODE_HOOKS, hook_node, jumps_of, node_name, with_hook
 from graph.middleware.loading import load_middleware
 from graph.middleware.schema import extended
@@ -82,9 +81,6 @@ def tool_tasks(state: AgentState) -> list[Send]:
     shared: dict[str, Any] = {"protocol": protocol}
     if run.get("approve"):
         shared["approve"] = list(run["approve"])
-    edits = state.get(EDITS)
-    if edits:
-        shared["state"] = {EDITS: edits}
     seals = state.get("approvals") or {}
     tasks = [
         Send(

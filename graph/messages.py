@@ -69,6 +69,17 @@ def observation(
     )
 
 
+def as_observation(message: ToolMessage) -> ToolMessage:
+    """A ToolMessage the agent's own middleware or tools wrote (an after_model hook's refusal,
+    a tool's `Command`), marked as the agent's observation so a later turn never takes it for a
+    client's stand-in."""
+    if message.response_metadata.get(OURS):
+        return message
+    return message.model_copy(
+        update={"response_metadata": {**message.response_metadata, OURS: True}}
+    )
+
+
 def is_our_observation(message: BaseMessage) -> bool:
     return isinstance(message, ToolMessage) and bool(message.response_metadata.get(OURS))
 

@@ -17,10 +17,11 @@ from langchain.agents.middleware import (
     ModelCallLimitMiddleware,
     ToolCallLimitMiddleware,
 )
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.runnables import RunnableLambda
 from langgraph.runtime import get_runtime
 
+from graph.messages import as_observation
 from graph.middleware._compat import declared_jumps
 from graph.support.blocking import run_sync
 
@@ -87,6 +88,8 @@ def written(middleware: AgentMiddleware, result: Any) -> dict[str, Any]:
             "a dict of state updates or None."
         )
     update = dict(result)
+    if "messages" in update:
+        update["messages"] = observations_marked(update["messages"])
     jump = update.get("jump_to")
     if jump == "end":
         update["status"] = "max_steps" if isinstance(middleware, LIMITS) else "stopped"
@@ -97,6 +100,15 @@ def written(middleware: AgentMiddleware, result: Any) -> dict[str, Any]:
     elif jump in ("model", "tools"):
         update["status"] = "running"
     return update
+
+
+def observations_marked(messages: Any) -> Any:
+    """A hook's messages with its ToolMessages marked as the agent's observations."""
+    if isinstance(messages, ToolMessage):
+        return as_observation(messages)
+    if isinstance(messages, list):
+        return [as_observation(x) if isinstance(x, ToolMessage) else x for x in messages]
+    return messages
 
 
 def _reply(messages: Any) -> str | None:

@@ -1,100 +1,111 @@
-"""act: run one tool call (one task per call, sent by the router) through the middleware's
-`wrap_tool_call` chain, and write its observation.
+"""act: run one tool call (one task per call, sent by the router) with LangGraph's `ToolNode`
+through the middleware's `wrap_tool_call` layers (`graph.tooling.execution`), and write its
+observation.
 
 Each task writes its own ToolMessage, so a crash keeps every call that finished and a resume
-runs only the ones that did not. The innermost handler is the agent's runner: timeouts, size
-caps, arguments fitted to the schema, and a failure of any kind as an observation, never an
-exception that escapes the graph.
+runs only the ones that did not. A failure of any kind is an observation, never an exception
+that escapes the graph. A call that needs approval runs only with the review step's seal for
+exactly that call.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.config import get_stream_writer
-from langgraph.prebuilt.tool_node import ToolCallRequest, ToolRuntime
 from langgraph.runtime import get_runtime
 from langgraph.types import Command
 
 from graph import messages as m
 from graph.middleware.approval_seal import sealed
 from graph.middleware.approvals import approval_middleware, needs_approval
-from graph.middleware.chain import achain_tool_call, chain_tool_call, tool_layers
+from graph.middleware.chain import tool_layers
 from graph.nodes.bindings import Bindings
 from graph.protocols.text.prompts import truncate
 from graph.settings import AgentContext
 from graph.state import ActInput
-from graph.tooling.runner import ToolResult, run_tool_call, run_tool_call_sync
+from graph.support.blocking import run_sync
+from graph.tooling.execution import async_only, outputs, tool_node
 
 
 def make_act(b: Bindings) -> tuple[Any, Any]:
     def act(payload: ActInput, config: RunnableConfig) -> Any:
-        ctx, tools, request = _setup(b, payload, config)
-        refused = _unapproved(ctx, payload, tools, config)
-        if refused is not None:
-            return _written(refused)
-
-        def base(req: ToolCallRequest) -> ToolMessage:
-            call = _call(req, payload)
-            result = run_tool_call_sync(call, _with(tools, req.tool), ctx.tool_timeout, config)
-            return _observed(payload, call, result, ctx)
-
-        return _written(chain_tool_call(_layers(b, ctx, payload, tools), base)(request))
+        ctx, tools = _setup(b)
+        early = _before(ctx, payload, tools, config)
+        if early is not None:
+            return _written([{"messages": [early]}], payload, ctx, 0.0)
+        node, call = _node(b, ctx, payload, tools), _call(payload)
+        started = time.perf_counter()
+        if async_only(tools.get(call["name"])):  # an async-only tool from a sync run
+            result = run_sync(lambda: node.ainvoke([call], config))
+        else:
+            result = node.invoke([call], config)
+        return _written(outputs(result), payload, ctx, time.perf_counter() - started)
 
     async def aact(payload: ActInput, config: RunnableConfig) -> Any:
         await b.atools(b.context(get_runtime().context))  # a resume may start here
-        ctx, tools, request = _setup(b, payload, config)
-        refused = _unapproved(ctx, payload, tools, config)
-        if refused is not None:
-            return _written(refused)
-
-        async def base(req: ToolCallRequest) -> ToolMessage:
-            call = _call(req, payload)
-            result = await run_tool_call(call, _with(tools, req.tool), ctx.tool_timeout, config)
-            return _observed(payload, call, result, ctx)
-
-        chain = achain_tool_call(_layers(b, ctx, payload, tools), base)
-        return _written(await chain(request))
+        ctx, tools = _setup(b)
+        early = _before(ctx, payload, tools, config)
+        if early is not None:
+            return _written([{"messages": [early]}], payload, ctx, 0.0)
+        node, call = _node(b, ctx, payload, tools), _call(payload)
+        started = time.perf_counter()
+        result = await node.ainvoke([call], config)
+        return _written(outputs(result), payload, ctx, time.perf_counter() - started)
 
     return act, aact
 
 
-def _setup(
-    b: Bindings, payload: ActInput, config: RunnableConfig
-) -> tuple[AgentContext, dict[str, BaseTool], ToolCallRequest]:
-    runtime = get_runtime()
-    ctx = b.context(runtime.context)
-    tools = {tool.name: tool for tool in b.tools(ctx)}
-    call = dict(payload["call"])
-    state = {"messages": [], **(payload.get("state") or {})}
-    tool_runtime = ToolRuntime(
-        state=state,
-        context=runtime.context,
-        config=config,
-        stream_writer=runtime.stream_writer,
-        tool_call_id=call.get("id"),
-        store=runtime.store,
-        tools=list(tools.values()),
-    )
-    request = ToolCallRequest(
-        tool_call=call, tool=tools.get(call["name"]), state=state, runtime=tool_runtime
-    )
-    return ctx, tools, request
+def _setup(b: Bindings) -> tuple[AgentContext, dict[str, BaseTool]]:
+    ctx = b.context(get_runtime().context)
+    return ctx, {tool.name: tool for tool in b.tools(ctx)}
 
 
-def _unapproved(
+def _call(payload: ActInput) -> dict[str, Any]:
+    return {**payload["call"], "type": "tool_call"}
+
+
+def _node(b: Bindings, ctx: AgentContext, payload: ActInput, tools: dict[str, BaseTool]) -> Any:
+    """The ToolNode for this run's tools and layers: the run's approval middleware (it applies
+    a reviewer's edit and tells the model), then the user's tool wrappers, outermost first."""
+    policy = tuple(sorted({*ctx.approve, *(payload.get("approve") or [])}))
+    approvals = approval_middleware(policy, list(tools.values()), ctx.approval_mode)
+    layers = [*([approvals] if approvals else []), *tool_layers(b.middleware)]
+    key = (
+        tuple(tools),
+        tuple(map(id, tools.values())),
+        policy,
+        ctx.approval_mode,
+        ctx.tool_timeout,
+    )
+    return b.tool_nodes.get(
+        key,
+        lambda: tool_node(
+            list(tools.values()),
+            ctx.tool_timeout,
+            [layer.wrap_tool_call for layer in layers],
+            [layer.awrap_tool_call for layer in layers],
+        ),
+    )
+
+
+def _before(
     ctx: AgentContext, payload: ActInput, tools: dict[str, BaseTool], config: RunnableConfig
 ) -> ToolMessage | None:
-    """The refusal of a call that needs approval and carries no seal the review step made for
-    exactly this call (whatever sent it here), or None. The policy is checked again here: the
-    operator's and the run's, never less than what the payload claims."""
+    """The observation of a call that will not run: one the model's reply broke, or one that
+    needs approval and carries no seal the review step made for exactly this call (whatever
+    sent it here). The policy is checked again here: the operator's and the run's, never less
+    than what the payload claims."""
     call = payload["call"]
+    if payload.get("error"):
+        return m.observation(call, payload["error"], is_error=True)
     policy = {*ctx.approve, *(payload.get("approve") or [])}
     if ctx.approval_mode == "per_call" or not needs_approval(tools.get(call["name"]), policy):
-        return None  # per call, the approval middleware itself pauses inside this node
+        return None  # per call, the approval middleware itself pauses inside the tool node
     thread = (config.get("configurable") or {}).get("thread_id")
     if sealed(thread, call, payload.get("seal")):
         return None
@@ -105,57 +116,50 @@ def _unapproved(
     return m.observation(call, text, is_error=True)
 
 
-def _layers(b: Bindings, ctx: AgentContext, payload: ActInput, tools: dict[str, BaseTool]) -> list:
-    """The run's approval middleware (it applies a reviewer's edit and tells the model), then
-    the user's tool wrappers, outermost first."""
-    policy = payload.get("approve")
-    approvals = approval_middleware(
-        ctx.approve if policy is None else policy, list(tools.values()), ctx.approval_mode
-    )
-    return [*([approvals] if approvals else []), *tool_layers(b.middleware)]
-
-
-def _call(request: ToolCallRequest, payload: ActInput) -> dict[str, Any]:
-    call = dict(request.tool_call)
-    if payload.get("error"):
-        call["error"] = payload["error"]
-    return call
-
-
-def _with(tools: dict[str, BaseTool], tool: BaseTool | None) -> dict[str, BaseTool]:
-    """The run's tools, with the one a middleware chose for this call (it may add one)."""
-    if tool is None or tools.get(tool.name) is tool:
-        return tools
-    return {**tools, tool.name: tool}
+def _written(results: list[Any], payload: ActInput, ctx: AgentContext, seconds: float) -> Any:
+    """The node's update: each ToolMessage as the agent's observation (cut to the limit, with
+    the step's note and its run time), told to stream listeners; a `Command` a tool returned
+    keeps its update and its route."""
+    out: list[Any] = []
+    for result in results:
+        if isinstance(result, Command) and isinstance(result.update, dict):
+            update = {**result.update, "messages": _observed(result.update, payload, ctx, seconds)}
+            out.append(Command(update=update, goto=result.goto, graph=result.graph))
+        elif isinstance(result, dict):
+            out.append({**result, "messages": _observed(result, payload, ctx, seconds)})
+        else:
+            out.append(result)
+    return out[0] if len(out) == 1 and isinstance(out[0], dict) else out
 
 
 def _observed(
-    payload: ActInput, call: dict[str, Any], result: ToolResult, ctx: AgentContext
+    update: dict[str, Any], payload: ActInput, ctx: AgentContext, seconds: float
+) -> list[Any]:
+    messages = update.get("messages") or []
+    messages = messages if isinstance(messages, list) else [messages]
+    out = []
+    for message in messages:
+        if isinstance(message, ToolMessage):
+            message = _ours(message, payload, ctx, seconds)
+            get_stream_writer()(
+                {
+                    "event": "observation",
+                    "tool": message.name,
+                    "text": message.text,
+                    "is_error": message.status == "error",
+                }
+            )
+        out.append(message)
+    return out
+
+
+def _ours(
+    message: ToolMessage, payload: ActInput, ctx: AgentContext, seconds: float
 ) -> ToolMessage:
-    text = truncate(result["output"], ctx.observation_limit)
+    text = truncate(message.text, ctx.observation_limit)
     note = payload.get("note")
-    if note:
+    if note and message.tool_call_id == payload["call"].get("id"):
         text = f"{text}\n(Note: {note})"
-    return m.observation(call, text, is_error=result["is_error"], duration_ms=result["duration_ms"])
-
-
-def _written(result: ToolMessage | Command) -> Any:
-    """The observation as the node's update (a `Command` a tool or middleware returned is
-    passed on), told to stream listeners."""
-    if isinstance(result, Command):
-        return result
-    if not m.is_our_observation(result):  # a middleware answered instead of the tool
-        result = m.observation(
-            {"id": result.tool_call_id, "name": result.name},
-            result.text,
-            is_error=result.status == "error",
-        )
-    get_stream_writer()(
-        {
-            "event": "observation",
-            "tool": result.name,
-            "text": result.text,
-            "is_error": result.status == "error",
-        }
-    )
-    return {"messages": [result]}
+    meta = {**message.response_metadata, m.OURS: True}
+    meta.setdefault(m.DURATION, round(seconds * 1000, 3))
+    return message.model_copy(update={"content": text, "response_metadata": meta})

@@ -58,6 +58,7 @@ class Bindings:
         self._contexts = LRU(64)
         self._bound = LRU(64)
         self._tools = LRU(16)
+        self.tool_nodes = LRU(32)  # a ToolNode per tool set and approval policy
 
     def context(self, run_context: Any) -> AgentContext:
         """The run's settings, resolved and validated once per distinct run context (raises

@@ -23,7 +23,7 @@ from langchain_core.messages import (
 )
 from langchain_core.runnables import Runnable, RunnableConfig
 
-from graph.workers import DaemonWorkers
+from graph.support.workers import DaemonWorkers
 
 
 class ReplyTooLong(ValueError):

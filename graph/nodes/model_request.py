@@ -78,6 +78,8 @@ def rendered(b: Bindings, plan: Plan, request: ModelRequest) -> tuple[Runnable, 
 def read_reply(plan: Plan, reply: AIMessage, request: ModelRequest) -> AIMessage:
     """The reply as the step the conversation stores: tool calls to run, the answer, or an
     unusable reply marked with why."""
+    if any(block.get("type") == "refusal" for block in reply.content_blocks):
+        return m.marked(reply, **{m.PROTOCOL: plan.protocol})  # for the middleware to see
     tools = [t for t in request.tools if isinstance(t, BaseTool)]
     decision = protocols.decide(plan.protocol, reply, tools)
     meta: dict[str, Any] = {m.PROTOCOL: plan.protocol}

@@ -22,6 +22,7 @@ from langgraph.types import Command
 from graph import messages as m
 from graph.middleware.approvals import needs_approval
 from graph.middleware.chain import achain_model_call, chain_model_call
+from graph.middleware.hooks import observations_marked
 from graph.nodes.bindings import Bindings
 from graph.nodes.model_request import aexecute, execute
 from graph.nodes.plan import Plan, prepare, retry_or_fail
@@ -68,7 +69,7 @@ async def _load_tools(b: Bindings) -> None:
 def decide(plan: Plan, response: ModelResponse, commands: list[Command]) -> dict[str, Any]:
     """The update for the step the chain returned: tool calls to run, the answer, or a
     correction. A reply a middleware wrote itself (no agent mark) is read by its shape."""
-    written = list(response.result)
+    written = observations_marked(list(response.result))
     step = next((x for x in reversed(written) if isinstance(x, AIMessage)), None)
     update = _with_commands(plan.update, commands)
     if response.structured_response is not None:

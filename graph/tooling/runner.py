@@ -1,27 +1,19 @@
-"""Run one tool call and always come back with a result: failures become error observations.
+"""Fitting a model's arguments to a tool, and the sentences a failed call is reported in.
 
 Unknown tool, arguments that fail the schema, an exception, a timeout: each is reported in a
-sentence the model can act on. Only LangGraph's own control flow (interrupts) passes through.
+sentence the model can act on (`graph.tooling.execution` runs the calls).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
 import json
-import time
-from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import BaseTool, StructuredTool, ToolException
-from langgraph.errors import GraphBubbleUp
+from langchain_core.tools import BaseTool, ToolException
 from pydantic import ValidationError
 from typing_extensions import TypedDict
 
 from graph.lru import LRU
-from graph.support.blocking import run_sync
-from graph.workers import DaemonWorkers
 
 T = TypeVar("T")
 PendingCall = dict[str, Any]  # a LangChain ToolCall: name, args, id (and `error` if unusable)
@@ -107,108 +99,26 @@ def describe_arguments(tool: BaseTool) -> str:
     return "{" + ", ".join(parts) + "}"
 
 
-def _result(call: PendingCall, started: float, output: str, is_error: bool) -> ToolResult:
-    return {
-        "id": call["id"],
-        "name": call["name"],
-        "args": call["args"],
-        "output": output,
-        "is_error": is_error,
-        "duration_ms": round((time.perf_counter() - started) * 1000, 3),
-    }
-
-
-def _prepare(
-    call: PendingCall, tools: Mapping[str, BaseTool], started: float
-) -> tuple[BaseTool, dict[str, Any]] | ToolResult:
-    """The tool and its fitted arguments, or the error result when there is nothing to run."""
-    if "error" in call:
-        return _result(call, started, call["error"], True)
-    tool = tools.get(call["name"])
-    if tool is None:
-        valid = ", ".join(tools) or "(none)"
-        return _result(call, started, f"Unknown tool '{call['name']}'. Valid tools: {valid}.", True)
-    try:
-        return tool, coerce_arguments(tool, call["args"])
-    except ArgumentsError as exc:
-        text = f"Invalid arguments: {exc}. Expected {describe_arguments(tool)}."
-        return _result(call, started, text, True)
-
-
-def _failure(
-    exc: Exception, call: PendingCall, tool: BaseTool, timeout: float, started: float
-) -> ToolResult:
-    """What the model is told when the call raised (LangGraph's interrupts pass through)."""
-    if isinstance(exc, GraphBubbleUp):
-        raise exc
+def failure_text(exc: Exception, tool_name: str, tool: BaseTool | None, timeout: float) -> str:
+    """What the model is told when a call raised (LangGraph's interrupts never get here)."""
+    source = getattr(exc, "source", None)  # ToolNode's ToolInvocationError wraps validation
+    if isinstance(source, ValidationError):
+        exc = source
     if isinstance(exc, ValidationError):
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
             for err in exc.errors()
         )
-        text = (
-            f"Invalid arguments for tool '{tool.name}': {problems}. "
-            f"Expected {describe_arguments(tool)}."
-        )
-    elif isinstance(exc, TimeoutError):
-        text = f"Tool '{tool.name}' timed out after {timeout:g} s."
-    elif isinstance(exc, ToolException):
-        text = str(exc) or f"Tool '{tool.name}' failed."
-    else:
-        text = f"Tool '{tool.name}' failed: {type(exc).__name__}: {exc}"
-    return _result(call, started, text, True)
+        expected = f" Expected {describe_arguments(tool)}." if tool is not None else ""
+        return f"Invalid arguments for tool '{tool_name}': {problems}.{expected}"
+    if isinstance(exc, TimeoutError):
+        return f"Tool '{tool_name}' timed out after {timeout:g} s."
+    if isinstance(exc, ToolException):
+        return str(exc) or f"Tool '{tool_name}' failed."
+    return f"Tool '{tool_name}' failed: {type(exc).__name__}: {exc}"
 
 
-async def run_tool_call(
-    call: PendingCall,
-    tools: Mapping[str, BaseTool],
-    timeout: float,
-    config: RunnableConfig | None = None,
-) -> ToolResult:
-    """Execute one call; never raises except for LangGraph interrupts and cancellation."""
-    started = time.perf_counter()
-    prepared = _prepare(call, tools, started)
-    if isinstance(prepared, dict):
-        return prepared
-    tool, args = prepared
-    try:
-        output = await asyncio.wait_for(tool.ainvoke(args, config), timeout)
-    except Exception as exc:
-        return _failure(exc, call, tool, timeout, started)
-    return _result(call, started, _as_text(output), False)
-
-
-# Sync runs call sync tools on worker threads, so a timeout can stop waiting for them; starting
-# an event loop per call instead costs more than the rest of the step.
-_POOL = DaemonWorkers("tool")
-
-
-def run_tool_call_sync(
-    call: PendingCall,
-    tools: Mapping[str, BaseTool],
-    timeout: float,
-    config: RunnableConfig | None = None,
-) -> ToolResult:
-    """The sync form of `run_tool_call`: sync tools on a worker thread, async-only tools on a
-    short-lived event loop."""
-    started = time.perf_counter()
-    prepared = _prepare(call, tools, started)
-    if isinstance(prepared, dict):
-        return prepared
-    tool, args = prepared
-    try:
-        if isinstance(tool, StructuredTool) and tool.func is None:  # async-only
-            output = run_sync(lambda: asyncio.wait_for(tool.ainvoke(args, config), timeout))
-        else:
-            context = contextvars.copy_context()  # LangGraph's config travels with the call
-            future = _POOL.submit(context.run, tool.invoke, args, config)
-            output = future.result(timeout)
-    except Exception as exc:
-        return _failure(exc, call, tool, timeout, started)
-    return _result(call, started, _as_text(output), False)
-
-
-def _as_text(output: Any) -> str:
+def as_text(output: Any) -> str:
     if isinstance(output, str):
         return output
     content = getattr(output, "content", None)  # a ToolMessage or similar
