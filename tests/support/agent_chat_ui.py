@@ -16,7 +16,8 @@ when `GET /` answers. The UI is pointed at a LangGraph server by its query param
 `scripted_reply` is the model for these checks, served by tests/support/openai_server.py: it
 asks for the calculator, then answers with what the tool said, in the format of the request's
 protocol (native tool calls when the request offers tools, else the text protocol's
-`Thought:/Action:/Action Input:`). The answer quotes the observation, so the page shows what ran.
+`Thought:/Action:/Action Input:`). The answer quotes the observation on one line, so the page
+shows what ran in one paragraph.
 """
 
 from __future__ import annotations
@@ -314,6 +315,11 @@ def _text(message: Mapping[str, Any]) -> str:
     return str(content or "")
 
 
+def _one_line(text: str) -> str:
+    """The observation on one line, so the page shows the whole answer as one paragraph."""
+    return " ".join(text.split())
+
+
 def scripted_reply(body: dict[str, Any]) -> Reply:
     """Ask for the calculator once, then answer with the tool's observation, quoted.
 
@@ -322,11 +328,11 @@ def scripted_reply(body: dict[str, Any]) -> Reply:
     native = bool(body.get("tools"))
     if native:
         if last.get("role") == "tool":
-            return Reply(content=f"The tool said: {_text(last)}")
+            return Reply(content=f"The tool said: {_one_line(_text(last))}")
         return Reply(tool_calls=[ToolCall("calculator", {"expression": EXPRESSION})])
     text = _text(last)
     if last.get("role") == "user" and text.startswith("Observation:"):
-        said = text.removeprefix("Observation:").strip()
+        said = _one_line(text.removeprefix("Observation:"))
         return Reply(content=f"Thought: I have it.\nFinal Answer: The tool said: {said}")
     return Reply(
         content="Thought: I should use the calculator.\nAction: calculator\n"
