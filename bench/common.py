@@ -57,6 +57,9 @@ def build_ours(
     )
 
 
+FOREIGN = frozenset({"prebuilt", "create_agent"})  # the agents we compare against
+
+
 def build_prebuilt(model: BaseChatModel, tools: Sequence[BaseTool], *, checkpointer: Any = None):
     from langgraph.prebuilt import create_react_agent
 
@@ -65,9 +68,18 @@ def build_prebuilt(model: BaseChatModel, tools: Sequence[BaseTool], *, checkpoin
         return create_react_agent(model, list(tools), checkpointer=checkpointer)
 
 
+def build_create_agent(
+    model: BaseChatModel, tools: Sequence[BaseTool], *, checkpointer: Any = None
+):
+    """LangChain v1's `create_agent`, bare: no middleware, the same model, tools and saver."""
+    from langchain.agents import create_agent
+
+    return create_agent(model, list(tools), checkpointer=checkpointer)
+
+
 def run_config(agent_kind: str, thread_id: str | None = None) -> dict[str, Any]:
     config: dict[str, Any] = {"configurable": {"thread_id": thread_id or new_thread()}}
-    if agent_kind == "prebuilt":
+    if agent_kind in FOREIGN:
         config["recursion_limit"] = PREBUILT_RECURSION_LIMIT
     return config
 
@@ -82,7 +94,7 @@ def inputs(question: str = QUESTION) -> dict[str, Any]:
 
 def tool_results(out: dict[str, Any], agent_kind: str) -> int:
     """Tool results a finished run holds (ours: its trace; the prebuilt: its ToolMessages)."""
-    if agent_kind == "prebuilt":
+    if agent_kind in FOREIGN:
         return sum(isinstance(m, ToolMessage) for m in out["messages"])
     return sum(1 for s in out.get("steps", []) if s.get("kind") == "action")
 
@@ -90,7 +102,7 @@ def tool_results(out: dict[str, Any], agent_kind: str) -> int:
 def check_run(out: dict[str, Any], agent_kind: str, expected_results: int) -> None:
     """Fail loudly when a run did not do the work it is timed for."""
     got = tool_results(out, agent_kind)
-    status = out.get("status", "answered") if agent_kind != "prebuilt" else "answered"
+    status = out.get("status", "answered") if agent_kind not in FOREIGN else "answered"
     if got != expected_results or status != "answered":
         raise RuntimeError(
             f"{agent_kind}: expected {expected_results} tool results and an answer, got {got} "

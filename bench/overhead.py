@@ -30,13 +30,26 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from langchain_core.messages import HumanMessage
 
-from bench.common import QUESTION, build_ours, build_prebuilt, check_run, inputs, run_config
+from bench.common import (
+    QUESTION,
+    build_create_agent,
+    build_ours,
+    build_prebuilt,
+    check_run,
+    inputs,
+    run_config,
+)
 from bench.doubles import BenchModel, fetch_tool, loop_policy
 from bench.report import RESULTS, percent, ratio, table, write_json
 from bench.timing import compare, interleaved, median, spread, summary
 
 # (label, agent kind, protocol)
-AGENTS = [("prebuilt", "prebuilt", "native"), ("ours", "ours", "native"), ("ours", "ours", "text")]
+AGENTS = [
+    ("prebuilt", "prebuilt", "native"),
+    ("create_agent", "create_agent", "native"),
+    ("ours", "ours", "native"),
+    ("ours", "ours", "text"),
+]
 
 
 class Runner:
@@ -92,6 +105,8 @@ def build(kind: str, protocol: str, iterations: int, checkpointer: Any) -> Any:
     model = BenchModel(loop_policy(iterations, protocol))
     if kind == "prebuilt":
         return build_prebuilt(model, [fetch_tool()], checkpointer=checkpointer)
+    if kind == "create_agent":
+        return build_create_agent(model, [fetch_tool()], checkpointer=checkpointer)
     return build_ours(
         model, [fetch_tool()], protocol=protocol, checkpointer=checkpointer, iterations=iterations
     )
@@ -147,6 +162,7 @@ def benchmark(args: argparse.Namespace) -> None:
     for name, runs in samples.items():
         info = meta[name]
         base = samples.get(f"prebuilt native · {info['saver']}")
+        anchor = samples.get(f"create_agent native · {info['saver']}")
         cpu = [s.cpu for s in runs]
         wall = [s.wall for s in runs]
         entry = {**info, **summary(runs)}
@@ -156,7 +172,15 @@ def benchmark(args: argparse.Namespace) -> None:
         if base is not None and info["agent"] != "floor":
             cpu_ratio, paired = compare(cpu, [s.cpu for s in base])
             wall_ratio = compare(wall, [s.wall for s in base])[0]
-        entry.update(cpu_ratio=cpu_ratio, wall_ratio=wall_ratio, paired_cpu_ratio=paired)
+        vs_create = None
+        if anchor is not None and info["agent"] != "floor":
+            vs_create = compare(cpu, [s.cpu for s in anchor])[0]
+        entry.update(
+            cpu_ratio=cpu_ratio,
+            wall_ratio=wall_ratio,
+            paired_cpu_ratio=paired,
+            cpu_ratio_create_agent=vs_create,
+        )
         results[name] = entry
         rows.append(
             [
@@ -167,6 +191,7 @@ def benchmark(args: argparse.Namespace) -> None:
                 ratio(cpu_ratio),
                 ratio(paired),
                 ratio(wall_ratio),
+                ratio(vs_create),
             ]
         )
     print()
@@ -180,14 +205,15 @@ def benchmark(args: argparse.Namespace) -> None:
                 "CPU vs prebuilt",
                 "paired",
                 "wall vs prebuilt",
+                "CPU vs create_agent",
             ],
             rows,
         )
     )
     print(
         "\nratios: ours / prebuilt with the same saver (median of ours over median of the "
-        "prebuilt; 'paired' = median of per-round ratios). < 1 means ours is cheaper. "
-        "Target: ≤ 1.00×."
+        "prebuilt; 'paired' = median of per-round ratios), and CPU against bare create_agent "
+        "with the same saver. < 1 means ours is cheaper. Target: ≤ 1.00× create_agent."
     )
     path = write_json(
         "overhead",
