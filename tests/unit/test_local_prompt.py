@@ -137,6 +137,9 @@ def test_a_piece_the_tool_accepts_is_all_the_grammar_offers() -> None:
     grammar = piece_grammar("Is order 99 late?", accepts=lambda p: p.isdigit())
     assert grammar == 'root ::= "99"\n'
     assert '"Is"' in piece_grammar("Is order 99 late?", accepts=lambda p: False)
+    assert (
+        piece_grammar("Is it late?", accepts=lambda p: False, default="UTC") == 'root ::= "UTC"\n'
+    )
 
 
 def test_the_choice_is_a_tool_or_none() -> None:

@@ -51,7 +51,7 @@ from graph.models.local.constrain import (
 )
 from graph.models.local.hints import hints_for, tool_name
 from graph.models.local.prompt import HIDDEN_PREFIX, conversation_turns, render_prompt
-from graph.protocols.text.grammar import arguments_grammar
+from graph.protocols.text.grammar import arguments_grammar, tool_specs
 from graph.protocols.text.observations import QUOTED_THOUGHT, quotable_lines
 
 PromptMode = Literal["completion", "chat"]
@@ -197,7 +197,8 @@ class LocalCompletionModel(BaseChatModel):
         if hints.arithmetic_argument:
             grammar = arithmetic_grammar(question)
         elif hints.piece_argument:
-            grammar = piece_grammar(question, hints.accepts)
+            default = _schema_default(tool, hints.piece_argument)
+            grammar = piece_grammar(question, hints.accepts, default)
         if single and grammar:
             data = yield self._request(prompt + "Input:", _spaced(grammar), max_tokens)
             return {single: _text_of(data).strip()}, "model"
@@ -345,6 +346,13 @@ def _single(
 ) -> Generator[Request, dict[str, Any], tuple[str, dict[str, Any]]]:
     data = yield body
     return _text_of(data).strip(), {DECIDED_BY: "model"}
+
+
+def _schema_default(tool: Any, argument: str) -> str | None:
+    """The default the tool's schema declares for this argument, if a string."""
+    ((_, schema),) = tool_specs([tool])
+    default = (schema.get("properties") or {}).get(argument, {}).get("default")
+    return default if isinstance(default, str) and default else None
 
 
 def _spaced(grammar: str) -> str:

@@ -87,12 +87,15 @@ def question_pieces(question: str) -> list[str]:
     return list(dict.fromkeys(pieces))
 
 
-def piece_grammar(question: str, accepts: Callable[[str], bool] | None = None) -> str | None:
-    """One piece of the question: of those the tool `accepts` when it says and accepts any,
-    else of all. None when the question has no words."""
+def piece_grammar(
+    question: str, accepts: Callable[[str], bool] | None = None, default: str | None = None
+) -> str | None:
+    """One piece of the question: of those the tool `accepts` when it says, and when it
+    accepts none, the argument's `default` if it has one (the clock's UTC for a question that
+    names no place), else any piece. None when the question has no words."""
     pieces = question_pieces(question)
     if accepts is not None:
-        pieces = [p for p in pieces if _accepted(accepts, p)] or pieces
+        pieces = [p for p in pieces if _accepted(accepts, p)] or ([default] if default else pieces)
     if not pieces:
         return None
     return "root ::= " + " | ".join(literal(p) for p in pieces) + "\n"
