@@ -4,7 +4,8 @@ Models write arguments as JSON, as Python dicts (`{'q': 'x', 'n': None}`), with 
 comments or a missing brace, and often followed by prose. `read_value` tries, in order of cost:
 the strict JSON decoder (with literal newlines allowed in strings), `ast.literal_eval` on the
 balanced prefix, then `json_repair` on texts small enough for it (it is pure Python and its cost
-grows quickly with size and depth). Everything here is linear in the text and never raises.
+grows quadratically or worse with size: see `REPAIR_LIMIT`). Everything here is linear in the
+text and never raises.
 
 `blob_call` reads a call from a decoded object whatever the framework's key names are:
 `action`/`action_input` (LangChain), `name`/`arguments` (OpenAI, Hermes, smolagents),
@@ -45,7 +46,11 @@ _META_KEYS = frozenset((*THOUGHT_KEYS, "type", "id", "call_id", "tool_call_id", 
 _WRAPPERS = ("function", "function_call", "tool_call", "action", "call")
 _ANSWER_KEYS = ("final_answer", "answer", "final answer", "finalanswer")
 
-REPAIR_LIMIT = 8_000  # characters json_repair is given at most
+# json_repair is pure Python and quadratic or worse on some inputs (8,000 characters of `{"a"a"a...`
+# took seconds; 2,000 characters with at most 128 quotes stay near 0.1 s), so it only gets
+# small segments with few strings. Anything larger is read strictly or not at all.
+REPAIR_LIMIT = 2_000  # characters json_repair is given at most
+REPAIR_QUOTES = 128  # quote characters in what json_repair is given, at most
 _DEPTH_LIMIT = 64
 _DECODER = json.JSONDecoder(strict=False)
 _OPENING = re.compile(r"[{\[]")
@@ -70,17 +75,31 @@ def balanced_end(text: str, start: int) -> int | None:
     """Where the bracketed value opening at `start` closes (string-aware), or None.
 
     Jumps from bracket to quote with a character-class search and over each string with one
-    match, so a long string or a long run of text costs no Python step per character."""
+    match, so a long string or a long run of text costs no Python step per character.
+
+    A quote that never closes is not looked for again: when the rest of a string fails to
+    match from one quote, it fails from every later quote up to the same stop (the end of the
+    text for `"`, the end of the line for `'`), since the match from a later quote is a suffix
+    of the failed one. Those quotes are skipped without a match, so the scan stays linear (it
+    was quadratic on `\\"` repeated with no closing quote)."""
     depth, pos = 0, start
+    dead_until = {'"': -1, "'": -1}  # quotes before this position cannot open a string
     while True:
         token = _BRACKET_OR_QUOTE.search(text, pos)
         if token is None:
             return None
         char, pos = token.group(), token.end()
         if char in "\"'":
+            if pos <= dead_until[char]:
+                continue
             closing = _STRING_REST[char].match(text, pos)
             if closing is not None:
                 pos = closing.end()
+            elif char == '"':
+                dead_until['"'] = len(text)
+            else:
+                line_end = text.find("\n", pos)
+                dead_until["'"] = len(text) if line_end < 0 else line_end
         elif char in "{[":
             depth += 1
             if depth > _DEPTH_LIMIT:
@@ -109,7 +128,11 @@ def read_value(text: str, start: int = 0, *, repair: bool = True) -> Value | Non
             pass
     if not repair:
         return None
-    if len(segment) <= REPAIR_LIMIT and segment.count("{") + segment.count("[") <= _DEPTH_LIMIT:
+    if (
+        len(segment) <= REPAIR_LIMIT
+        and segment.count('"') + segment.count("'") <= REPAIR_QUOTES
+        and segment.count("{") + segment.count("[") <= _DEPTH_LIMIT
+    ):
         try:
             repaired = json_repair.loads(_COMMENT.sub("", segment))
         except Exception:  # json_repair has no documented exception contract
