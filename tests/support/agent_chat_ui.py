@@ -204,6 +204,7 @@ class ChatPage:
     runs: list[dict[str, Any]] = field(default_factory=list)
     thread_lists: int = 0
     lists_before_ask: int = 0
+    asked_at: float = 0.0
 
     @classmethod
     def open(cls, page: Any, url: str) -> ChatPage:
@@ -233,26 +234,30 @@ class ChatPage:
 
     def ask(self, question: str) -> None:
         self.lists_before_ask = self.thread_lists
+        self.asked_at = time.monotonic()
         self.composer.fill(question)
         self.page.get_by_role("button", name="Send").click()
 
     def wait_for_panel(self) -> None:
         self.page.get_by_text("Edit/Approve", exact=True).wait_for(timeout=PANEL_TIMEOUT_MS)
 
-    def settle(self, timeout: float = 20.0) -> None:
+    def settle(self, timeout: float = 20.0, list_wait: float = 8.0) -> None:
         """Wait until the page has stopped redrawing: the run's stream is over and the thread
-        list fetched after the new thread has come back. Agent Chat UI builds the panel's state
-        from `thread.interrupt`, which the SDK returns as a new object at every render, and
-        resets that state whenever the object changes; an edit typed before a redraw is lost."""
+        list fetched after the new thread has come back (or `list_wait` seconds have passed
+        since the question, should a later UI not fetch it). Agent Chat UI builds the panel's
+        state from `thread.interrupt`, which the SDK returns as a new object at every render,
+        and resets that state whenever the object changes; an edit typed before a redraw is
+        lost."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             listed = self.thread_lists > self.lists_before_ask
+            waited = time.monotonic() - self.asked_at > list_wait
             streaming = self.page.get_by_role("button", name="Cancel").count() > 0
-            if listed and not streaming:
+            if (listed or waited) and not streaming:
                 self.page.wait_for_timeout(500)
                 return
             self.page.wait_for_timeout(100)
-        raise AssertionError(f"the page did not settle within {timeout:.0f}s")
+        raise AssertionError(f"the page was still streaming after {timeout:.0f}s")
 
     def panel_title(self) -> str:
         return self.page.locator("p.text-2xl").first.inner_text().strip()
