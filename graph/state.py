@@ -74,6 +74,7 @@ class Run(TypedDict, total=False):
     started_at: float | None  # wall-clock start (time.time()), for the run deadline
     closed: bool  # the run already ended in think (no room left for finish)
     ended_by: str | None  # the middleware that ended the run (a jump to the end)
+    tokens: Usage | None  # the run's token usage so far, every model call counted
 
 
 _RUN_TYPES: dict[str, tuple[type, ...]] = {
@@ -90,6 +91,7 @@ _RUN_TYPES: dict[str, tuple[type, ...]] = {
     "started_at": (float, int, type(None)),
     "closed": (bool,),
     "ended_by": (str, type(None)),
+    "tokens": (dict, type(None)),
 }
 
 
@@ -140,6 +142,15 @@ def replace_seals(current: dict[str, str] | None, update: Any) -> dict[str, str]
         isinstance(k, str) and isinstance(v, str) for k, v in update.items()
     ):
         raise ValueError(f"'approvals' must map call ids to seals, got {update!r:.80}.")
+    return update
+
+
+def replace_usage(current: Usage | None, update: Any) -> Usage | None:
+    if update is not None and (
+        not isinstance(update, dict)
+        or not all(isinstance(update.get(k, 0), int) for k in Usage.__annotations__)
+    ):
+        raise ValueError(f"'usage' must be token counts, got {update!r:.80}.")
     return update
 
 
@@ -237,6 +248,7 @@ class OutputState(TypedDict, total=False):
     status: Annotated[Status | None, replace_status]
     error: Annotated[str | None, replace_text]
     steps: Annotated[list[Step], Trace(list)]
+    usage: Annotated[Usage | None, replace_usage]  # the run's tokens, every model call summed
 
 
 class AgentState(OutputState, total=False):

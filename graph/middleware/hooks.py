@@ -24,6 +24,7 @@ from langgraph.runtime import get_runtime
 from graph.messages import as_observation
 from graph.middleware._compat import declared_jumps
 from graph.support.blocking import run_sync
+from graph.usage import counted, with_tokens
 
 NODE_HOOKS = ("before_agent", "before_model", "after_model", "after_agent")
 JUMPS = ("model", "tools", "end")
@@ -62,16 +63,18 @@ def hook_node(middleware: AgentMiddleware, hook: str) -> RunnableLambda:
 
     def run(state: dict[str, Any]) -> dict[str, Any]:
         runtime = get_runtime()
-        if sync_own or not async_own:
-            result = sync_hook(state, runtime)
-        else:
-            result = run_sync(lambda: async_hook(state, runtime))
-        return written(middleware, result)
+        with counted() as tokens:
+            if sync_own or not async_own:
+                result = sync_hook(state, runtime)
+            else:
+                result = run_sync(lambda: async_hook(state, runtime))
+        return with_tokens(state, written(middleware, result), tokens)
 
     async def arun(state: dict[str, Any]) -> dict[str, Any]:
         runtime = get_runtime()
-        result = await async_hook(state, runtime) if async_own else sync_hook(state, runtime)
-        return written(middleware, result)
+        with counted() as tokens:
+            result = await async_hook(state, runtime) if async_own else sync_hook(state, runtime)
+        return with_tokens(state, written(middleware, result), tokens)
 
     return RunnableLambda(run, afunc=arun, name=node_name(middleware, hook))
 

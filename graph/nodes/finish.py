@@ -17,6 +17,7 @@ from graph.nodes.bindings import Bindings
 from graph.settings import AgentContext, ConfigError
 from graph.state import AgentState
 from graph.steps import derive_steps, run_messages
+from graph.usage import added
 
 STUCK_AFTER = 3  # identical iterations in a row that end a run
 
@@ -74,6 +75,7 @@ def closing_update(
             update["messages"] = written
     in_run = run_messages([*messages, *written], run.get("question_id"))
     update["steps"] = derive_steps(in_run, run.get("protocol"))
+    update["usage"] = added(run.get("tokens"))
     return update
 
 

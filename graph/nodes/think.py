@@ -27,35 +27,38 @@ from graph.nodes.bindings import Bindings
 from graph.nodes.model_request import aexecute, execute
 from graph.nodes.plan import Plan, prepare, retry_or_fail
 from graph.state import AgentState
+from graph.usage import counted, with_tokens
 
 
 def make_think(b: Bindings) -> tuple[Any, Any]:
     """The sync and async forms of the node: they differ only in how the model is called."""
 
     def think(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
-        plan: Plan | dict[str, Any] = prepare(b, state)
-        while isinstance(plan, Plan) and not plan.done:
-            chain = chain_model_call(b.model_layers, partial(execute, b, plan, config=config))
-            try:
-                response, commands = chain(plan.request)
-            except Exception as exc:
-                plan = retry_or_fail(b, state, plan, exc)
-                continue
-            return decide(plan, response, commands)
-        return plan if isinstance(plan, dict) else plan.update
+        with counted() as tokens:
+            plan: Plan | dict[str, Any] = prepare(b, state)
+            while isinstance(plan, Plan) and not plan.done:
+                chain = chain_model_call(b.model_layers, partial(execute, b, plan, config=config))
+                try:
+                    response, commands = chain(plan.request)
+                except Exception as exc:
+                    plan = retry_or_fail(b, state, plan, exc)
+                    continue
+                plan = decide(plan, response, commands)
+        return with_tokens(state, plan if isinstance(plan, dict) else plan.update, tokens)
 
     async def athink(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
         await _load_tools(b)
-        plan: Plan | dict[str, Any] = prepare(b, state)
-        while isinstance(plan, Plan) and not plan.done:
-            chain = achain_model_call(b.model_layers, partial(aexecute, b, plan, config=config))
-            try:
-                response, commands = await chain(plan.request)
-            except Exception as exc:
-                plan = retry_or_fail(b, state, plan, exc)
-                continue
-            return decide(plan, response, commands)
-        return plan if isinstance(plan, dict) else plan.update
+        with counted() as tokens:
+            plan: Plan | dict[str, Any] = prepare(b, state)
+            while isinstance(plan, Plan) and not plan.done:
+                chain = achain_model_call(b.model_layers, partial(aexecute, b, plan, config=config))
+                try:
+                    response, commands = await chain(plan.request)
+                except Exception as exc:
+                    plan = retry_or_fail(b, state, plan, exc)
+                    continue
+                plan = decide(plan, response, commands)
+        return with_tokens(state, plan if isinstance(plan, dict) else plan.update, tokens)
 
     return think, athink
 

@@ -42,6 +42,7 @@ def new_turn(state: AgentState) -> dict[str, Any] | None:
             "started_at": time.time(),
             "closed": False,
             "ended_by": None,
+            "tokens": None,
         },
         "messages": calls_not_run(messages),
     }

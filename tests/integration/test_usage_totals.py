@@ -1,0 +1,79 @@
+"""The run's token usage, summed over every model call it made (the steps, a middleware's own
+calls, the wrap-up), in LangChain's usage_metadata form, with the real ChatOpenAI against the
+scripted OpenAI-compatible server, under both protocols."""
+
+from __future__ import annotations
+
+import pytest
+from langchain.agents.middleware import ModelFallbackMiddleware
+from langchain_core.tools import tool
+from langchain_openai import ChatOpenAI
+
+from graph import build_graph
+from tests.support.openai_server import HTTPError, Reply, ScriptedOpenAIServer, ToolCall
+
+pytestmark = pytest.mark.integration
+
+
+@tool
+def lookup(city: str) -> str:
+    """Look a city up."""
+    return f"{city}: sunny"
+
+
+def step(protocol: str) -> Reply:
+    if protocol == "native":
+        return Reply(tool_calls=[ToolCall("lookup", {"city": "Oslo"})], usage=(100, 10))
+    text = 'Thought: look\nAction: lookup\nAction Input: {"city": "Oslo"}'
+    return Reply(content=text, usage=(100, 10))
+
+
+def final(protocol: str, usage: tuple[int, int]) -> Reply:
+    text = "Sunny." if protocol == "native" else "Thought: ok\nFinal Answer: Sunny."
+    return Reply(content=text, usage=usage)
+
+
+def model(server: ScriptedOpenAIServer, name: str = "m") -> ChatOpenAI:
+    return ChatOpenAI(
+        model=name, base_url=server.base_url, api_key="sk-test", stream_usage=True, max_retries=0
+    )
+
+
+@pytest.mark.parametrize("protocol", ["native", "text"])
+def test_usage_sums_every_model_call_of_the_run(protocol: str) -> None:
+    with ScriptedOpenAIServer([step(protocol), final(protocol, (150, 5))]) as server:
+        agent = build_graph(model=model(server), tools=[lookup], protocol=protocol)
+        out = agent.invoke({"messages": [("user", "weather in Oslo?")]})
+    assert out["usage"] == {"input_tokens": 250, "output_tokens": 15, "total_tokens": 265}
+    assert sum(s["usage"]["total_tokens"] for s in out["steps"] if s.get("usage")) == 265
+
+
+@pytest.mark.parametrize("protocol", ["native", "text"])
+def test_a_fallback_models_calls_count_too(protocol: str) -> None:
+    """The primary fails (its failed call reports no usage); the fallback's calls count."""
+    script = [
+        HTTPError(503, "down"),
+        step(protocol),
+        HTTPError(503, "down"),
+        final(protocol, (7, 3)),
+    ]
+    with ScriptedOpenAIServer(script) as server:
+        fallback = ModelFallbackMiddleware(model(server, "backup"))
+        agent = build_graph(
+            model=model(server), tools=[lookup], protocol=protocol, middleware=[fallback]
+        )
+        out = agent.invoke({"messages": [("user", "weather in Oslo?")]})
+    assert out["answer"] == "Sunny."
+    assert out["usage"] == {"input_tokens": 107, "output_tokens": 13, "total_tokens": 120}
+
+
+def test_a_new_run_counts_from_zero() -> None:
+    script = [final("native", (10, 1)), final("native", (20, 2))]
+    with ScriptedOpenAIServer(script) as server:
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        agent = build_graph(model=model(server), tools=[lookup], checkpointer=InMemorySaver())
+        config = {"configurable": {"thread_id": "u"}}
+        agent.invoke({"messages": [("user", "one")]}, config)
+        second = agent.invoke({"messages": [("user", "two")]}, config)
+    assert second["usage"] == {"input_tokens": 20, "output_tokens": 2, "total_tokens": 22}
