@@ -70,7 +70,7 @@ def test_approver_sees_the_exact_input_and_nothing_hides_or_crashes(
     assert done.returncode == 0, done.stderr
     assert shown_input(done.stderr, "Approval needed: publish ") == {"text": HOSTILE}
     assert "[bcc attacker@evil.example] [/] [bold red]x[/bold red]" in done.stderr
-    assert "  [a]pprove, [e]dit input, [r]eject? " in done.stderr  # the keys show too
+    assert "  [a]pprove, [e]dit input, [r]eject" in done.stderr  # the keys show too
     assert not RAW.search(done.stderr) and not RAW.search(done.stdout)
     assert shown_input(done.stdout, "Action: publish ") == {"text": HOSTILE}
     assert "Traceback" not in done.stderr
