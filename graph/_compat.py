@@ -1,16 +1,22 @@
-"""The one place that reads LangChain internals, because no public route exists.
+"""The one place that leans on other packages' internals, because no public route exists.
+`tests/unit/test_compat.py` fails loudly if an upgrade moves either.
 
-`@hook_config(can_jump_to=[...])` (and the `can_jump_to=` argument of the decorator forms)
-records a hook's declared jumps as a `__can_jump_to__` attribute on the function;
-`create_agent` reads it through a private helper. We read the same attribute here, and
-`tests/unit/test_middleware_compat.py` fails loudly if an upgrade moves it.
+* `@hook_config(can_jump_to=[...])` (and the `can_jump_to=` argument of the decorator forms)
+  records a hook's declared jumps as a `__can_jump_to__` attribute on the function;
+  `create_agent` reads it through a private helper. We read the same attribute.
+* `StateGraph.compile()` has no parameter for the compiled graph's class. The agent's
+  `AgentGraph` (input checks before a run starts) is built by its own constructor from the
+  compiled graph's fields, the way `Pregel.copy()` builds every copy (`with_config` too).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain.agents.middleware import AgentMiddleware
+from langgraph.graph.state import CompiledStateGraph
+
+G = TypeVar("G", bound=CompiledStateGraph)
 
 JUMP_ATTRIBUTE = "__can_jump_to__"
 
@@ -25,3 +31,9 @@ def declared_jumps(middleware: AgentMiddleware, hook: str) -> list[str]:
         if jumps:
             return list(jumps)
     return []
+
+
+def compiled_as(compiled: CompiledStateGraph, kind: type[G]) -> G:
+    """The compiled graph as an instance of `kind`, a subclass that adds checks only."""
+    fields = {k: v for k, v in vars(compiled).items() if k != "__orig_class__"}
+    return kind(**fields)

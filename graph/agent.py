@@ -15,7 +15,7 @@ from typing import Any, Literal
 from langchain.agents.middleware import AgentMiddleware, HumanInTheLoopMiddleware
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, ToolMessage
-from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
@@ -23,6 +23,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 from langgraph.types import Send
 
+from graph._compat import compiled_as
 from graph.checked import AgentGraph
 from graph.middleware.hooks import NODE_HOOKS, hook_node, jumps_of, node_name, with_hook
 from graph.middleware.loading import load_middleware
@@ -165,7 +166,7 @@ def build_graph(
     builder.add_node("think", both(*make_think(b), name="think"))
     builder.add_node("review", both(make_review(b), name="review"))
     builder.add_node("act", both(*make_act(b), name="act"))
-    builder.add_node("observe", Inline(make_observe(b)))
+    builder.add_node("observe", make_observe(b))
     builder.add_node("finish", both(make_finish(b), name="finish"))
     hooks = {hook: with_hook(wares, hook) for hook in NODE_HOOKS}
     for hook, found in hooks.items():
@@ -181,7 +182,7 @@ def build_graph(
         interrupt_before=list(interrupt_before) if interrupt_before else None,
         name=name,
     )
-    compiled.__class__ = AgentGraph  # the same graph; inputs and updates are checked first
+    compiled = compiled_as(compiled, AgentGraph)  # the same graph; inputs checked first
     once = len(hooks["before_agent"]) + len(hooks["after_agent"])
     limit = recursion_limit_for(ctx.max_steps, b.step_hooks, once)
     return compiled.with_config(recursion_limit=limit)
@@ -217,14 +218,14 @@ def wire(builder: StateGraph, hooks: dict[str, list[AgentMiddleware]]) -> None:
         ware, hook = owners[last]
         jumps = jumps_of(ware, hook)
         builder.add_conditional_edges(
-            last, Inline(_after_hooks(jumps, loop_entry)), [*think_exits, loop_entry]
+            last, _after_hooks(jumps, loop_entry), [*think_exits, loop_entry]
         )
     else:
-        builder.add_conditional_edges("think", Inline(route_after_think), think_exits)
-    builder.add_conditional_edges("review", Inline(route_after_review), ["act", "observe"])
+        builder.add_conditional_edges("think", route_after_think, think_exits)
+    builder.add_conditional_edges("review", route_after_review, ["act", "observe"])
     builder.add_edge("act", "observe")
     builder.add_conditional_edges(
-        "observe", Inline(_after_observe(loop_entry)), [loop_entry, "finish"]
+        "observe", _after_observe(loop_entry), [loop_entry, "finish"]
     )
     ends = [*after_agent, END]
     builder.add_edge("finish", ends[0])
@@ -254,7 +255,7 @@ def _hook_edge(
     if "tools" in jumps:
         targets.add("act")
     route.__name__ = f"route_after_{node}"
-    builder.add_conditional_edges(node, Inline(route), sorted(targets))
+    builder.add_conditional_edges(node, route, sorted(targets))
 
 
 def _after_hooks(jumps: list[str], loop_entry: str) -> Any:
@@ -307,19 +308,3 @@ def both(func: Any, afunc: Any = None, *, name: str | None = None) -> RunnableLa
             return func(state)
 
     return RunnableLambda(func, afunc=afunc, name=name or func.__name__)
-
-
-class Inline(Runnable):
-    """A router or pure bookkeeping node, called inline in sync and async runs alike: no
-    tracing, no signature inspection on every call (a RunnableLambda's cost, paid three times
-    per iteration otherwise). It writes nothing a client streams."""
-
-    def __init__(self, func: Any) -> None:
-        self.func = func
-        self.name = func.__name__
-
-    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        return self.func(input)
-
-    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        return self.func(input)

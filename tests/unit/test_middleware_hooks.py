@@ -28,7 +28,6 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph import build_graph
-from graph.middleware._compat import declared_jumps
 from tests.support.scripted_model import ScriptedChatModel, calls, tool_call
 
 PROTOCOLS = ["native", "text"]
@@ -431,7 +430,7 @@ def test_many_hooks_still_reach_the_graceful_step_limit() -> None:
     assert out["status"] == "max_steps"
 
 
-# -- loading by import path, and the one LangChain internal we read --------------------------
+# -- loading by import path ----------------------------------------------------------------
 
 
 def test_middleware_by_import_path(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -458,24 +457,6 @@ def test_a_bad_middleware_path_is_one_sentence(
     monkeypatch.setenv("REACT_AGENT_MIDDLEWARE", path)
     with pytest.raises(ConfigError, match=why):
         build_graph(model=ScriptedChatModel([]), tools=[double])
-
-
-def test_declared_jumps_are_read_from_langchains_decorators() -> None:
-    """Upgrade canary: LangChain records `can_jump_to` on the hook function; if a release
-    moves it, every jump on this graph would silently stop working."""
-
-    @before_model(can_jump_to=["end", "model"])
-    def decorated(state: AgentState, runtime: Any) -> None:
-        return None
-
-    class Configured(AgentMiddleware):
-        @hook_config(can_jump_to=["tools"])
-        def after_model(self, state, runtime):
-            return None
-
-    assert declared_jumps(decorated, "before_model") == ["end", "model"]
-    assert declared_jumps(Configured(), "after_model") == ["tools"]
-    assert declared_jumps(Configured(), "before_model") == []
 
 
 @before_agent

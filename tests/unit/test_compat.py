@@ -1,0 +1,55 @@
+"""Upgrade canaries for graph/_compat.py, the one module that leans on other packages'
+internals: if a LangChain or LangGraph release moves either, these fail loudly here instead of
+every jump, or every input check, silently stopping to work."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, AgentState, before_model, hook_config
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from typing_extensions import TypedDict
+
+from graph._compat import compiled_as, declared_jumps
+
+
+def test_declared_jumps_are_read_from_langchains_decorators() -> None:
+    @before_model(can_jump_to=["end", "model"])
+    def decorated(state: AgentState, runtime: Any) -> None:
+        return None
+
+    class Configured(AgentMiddleware):
+        @hook_config(can_jump_to=["tools"])
+        def after_model(self, state, runtime):
+            return None
+
+    assert declared_jumps(decorated, "before_model") == ["end", "model"]
+    assert declared_jumps(Configured(), "after_model") == ["tools"]
+    assert declared_jumps(Configured(), "before_model") == []
+
+
+class Counter(TypedDict):
+    n: int
+
+
+class Checked(CompiledStateGraph):
+    """A subclass that only adds a method, as graph.checked.AgentGraph does."""
+
+    def marker(self) -> str:
+        return "checked"
+
+
+def test_a_compiled_graph_rebuilt_as_a_subclass_is_the_same_graph() -> None:
+    builder = StateGraph(Counter)
+    builder.add_node("inc", lambda s: {"n": s["n"] + 1})
+    builder.add_edge(START, "inc")
+    builder.add_edge("inc", END)
+    compiled = builder.compile(name="counter").with_config(recursion_limit=7)
+    checked = compiled_as(compiled, Checked)
+    assert type(checked) is Checked and type(compiled) is not Checked
+    assert checked.marker() == "checked"
+    assert set(vars(checked)) == set(vars(compiled))  # every field carried over
+    assert checked.config == compiled.config and checked.name == "counter"
+    assert checked.invoke({"n": 1}) == {"n": 2}
+    assert type(checked.with_config(tags=["x"])) is Checked  # copies keep the class
