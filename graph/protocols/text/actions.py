@@ -54,6 +54,7 @@ class Action:
     extra: int = 0  # further calls inside a blob
     thought: str = ""
     next_index: int = 0  # the first section after the ones this action used
+    line_only: bool = False  # read from its Action line alone (a call shape): lines below unread
 
 
 def clean_name(written: str) -> str:
@@ -142,7 +143,7 @@ def split_call(line: str, rest: str) -> Action | None:
             name = clean_name(head)
             if name and _NAME_CHARS.fullmatch(name):
                 raw: Any = CallArgs(args) if opening.group() == "(" else args
-                return Action(name, raw if args else MISSING)
+                return Action(name, raw if args else MISSING, line_only=True)
     for separator in ("{", ":", "："):
         cut = line.find(separator, 0, _NAME_LIMIT)
         if cut <= 0 or (separator != "{" and "{" in line[:cut]):

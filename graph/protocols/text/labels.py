@@ -9,6 +9,8 @@ What the scanner calls a label:
 
 * It opens a line: only indentation and markdown decoration (`-`, `*`, `+`, `>`, `#`, `1.`,
   `**`, `__`) may stand before it. `Legislative Action: signed` is prose, not a label.
+* An `Observation` word alone on its line is a label even without a colon (models invent
+  observations that way too).
 * Any case, words joined by space, `_`, `-` or nothing, an optional step number (`Action 2:`),
   then an ASCII or full-width colon. A heading or bold label (`### Final Answer`,
   `**Answer**`) may drop the colon when nothing else is on its line.
@@ -282,10 +284,15 @@ class Scanner:
 
 
 def _accept(match: re.Match[str]) -> bool:
+    """A colon, a heading or bold decoration makes a label; so does an Observation word alone
+    on its line (`Observation`, `OBSERVATION 2`): models invent one without its colon, and what
+    follows it is the invented result, never part of the step."""
     if match.group("colon"):
         return True
     decoration = match.group("deco") + (match.group("close") or "")
-    return "#" in decoration or "**" in decoration or "__" in decoration
+    if "#" in decoration or "**" in decoration or "__" in decoration:
+        return True
+    return kind_of(match.group("word"))[0] == OBSERVATION
 
 
 def scan(text: str) -> Iterator[Section]:

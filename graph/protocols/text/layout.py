@@ -1,5 +1,5 @@
 """The labelled sections of a reply that decide it, found in one linear pass; and the part
-of a reply the model was entitled to write (`clean_reply`).
+of an unreadable reply the model was entitled to write (`cut_reply`).
 
 Echoed observations before the first label are skipped, thoughts after the first are skipped
 (one scanner search each run), and an invented `Observation:` ends the reply. At most
@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from graph.protocols.text.dialects import translate_tokens
-from graph.protocols.text.labels import OBSERVATION, THOUGHT, Scanner, Section, normalize
+from graph.protocols.text.labels import OBSERVATION, THOUGHT, Scanner, Section
 
 MAX_ITEMS = 64
 
@@ -59,10 +58,9 @@ def read_layout(text: str) -> Layout:
     return Layout(text, scanner, preamble.strip(), thought, items, labelled, capped)
 
 
-def clean_reply(text: str) -> str:
-    """The part of a reply the model was entitled to write: no reasoning block, no `PAUSE`,
-    nothing from an invented `Observation:` on (an echoed one at the start is kept)."""
-    text = normalize(translate_tokens(text))
+def cut_reply(text: str) -> str:
+    """A normalized reply up to an invented `Observation` (an echoed one at the start is kept):
+    what an unreadable reply is taken to say. `reader.clean_reply` is the step as read."""
     scanner = Scanner(text)
     label = scanner.first()
     if label is not None and label.kind == OBSERVATION:

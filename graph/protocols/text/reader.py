@@ -35,13 +35,21 @@ Rules, one per ambiguous situation (each is tested):
   line holding a sentence (over 80 characters or 6 words) is an error, never a fuzzy match.
 * gpt-oss harmony channels and Kimi tool-call tokens are rewritten as labels first.
 * Replies over 1,000,000 characters are refused.
+
+The step as read (`ReactStep.read`, `clean_reply`): the reply as the reader took it (reasoning
+blocks, `PAUSE` lines and model tokens removed) up to where the step it decided ends: the end
+of the Action Input (of its JSON value, when it is one), of the Action line that was a call, of
+the call blob, or of the Final Answer. An invented observation (`Observation:`, a bare
+`Observation` line, any case or spacing) and whatever follows it is never part of it, nor are a
+second action or an answer written before the tool ran. That is what a later request should
+show the model for this step: the model then never sees text of its own that was not read.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from langchain_core.tools import BaseTool
@@ -62,7 +70,7 @@ from graph.protocols.text.actions import (
     section_action,
 )
 from graph.protocols.text.arguments import unfence
-from graph.protocols.text.blobs import BlobCall, find_blob
+from graph.protocols.text.blobs import BlobCall, find_blob, read_value
 from graph.protocols.text.dialects import read_markup, translate_tokens
 from graph.protocols.text.labels import (
     ACTION,
@@ -72,7 +80,7 @@ from graph.protocols.text.labels import (
     split_midline,
     unclosed_reasoning,
 )
-from graph.protocols.text.layout import Layout, clean_reply, read_layout
+from graph.protocols.text.layout import Layout, cut_reply, read_layout
 from graph.protocols.text.toolset import Toolset
 from graph.protocols.text.unlabeled import call_line, unwritten_step
 
@@ -95,6 +103,7 @@ class ReactStep:
     answer: str | None = None
     error: str | None = None
     note: str | None = None
+    read: str = ""  # the step as read (module docstring); empty for a reply that was not read
 
 
 def parse_react(text: str, tools: ToolsArg = None) -> ReactStep:
@@ -113,6 +122,13 @@ def parse_react(text: str, tools: ToolsArg = None) -> ReactStep:
         return _error(f"the reply could not be read ({type(exc).__name__}: {exc})")
 
 
+def clean_reply(text: str, tools: ToolsArg = None) -> str:
+    """The step as read (see the module docstring): what to send back to the model for this
+    reply in later requests, in place of the raw text. `parse_react(text).read` is the same
+    without a second reading."""
+    return parse_react(text, tools).read
+
+
 def _error(message: str, thought: str = "") -> ReactStep:
     return ReactStep(kind="error", thought=thought, error=message)
 
@@ -129,9 +145,17 @@ class _Reply:
         self.raw = raw
         self.toolset = toolset
         self.thought = ""
+        self.source = ""  # the text the deciding reading looked at
+        self.stop: int | None = None  # where in `source` the decided step ends
 
     def read(self) -> ReactStep:
         text = normalize(translate_tokens(self.raw))
+        step = self._read(text)
+        if self.stop is not None:
+            return replace(step, read=self.source[: self.stop].strip())
+        return replace(step, read=cut_reply(text))
+
+    def _read(self, text: str) -> ReactStep:
         if not text.strip():
             if "</think" in self.raw.lower():
                 return _error("the reply holds only a <think> block; write the step after it")
@@ -148,6 +172,7 @@ class _Reply:
     def _decide(self, layout: Layout) -> ReactStep | None:
         """The step the line-start labels decide, or None when they decide nothing."""
         items = layout.items
+        self.source, self.stop = layout.text, None
         if not items:
             return None
         decision = next((s for s in items if s.kind in (ACTION, FINAL)), None)
@@ -164,7 +189,9 @@ class _Reply:
                 body = layout.body(section)
                 blob = None if section.strong else find_blob(body, labeled=False)
                 if blob is None:  # a weak label (`AI:`, `Answer:`) over a call blob is the blob
+                    self.stop = section.end
                     return _final(body, self.thought)
+                self.stop = section.body + blob[2]
                 action = self._blob_action(blob[0], index + 1)
                 return action if isinstance(action, ReactStep) else self._act(action, None)
             if section.kind != ACTION:
@@ -181,10 +208,12 @@ class _Reply:
             if action.bare and following is not None and following.kind == FINAL:
                 index = items.index(following)
                 continue
+            self.stop = _action_stop(layout, action)
             return self._act(action, layout)
         if no_tool is not None:
             prose = prose_after(no_tool.raw)
             if prose:
+                self.stop = items[no_tool.next_index - 1].end
                 return _final(prose, self.thought)
             return _error("the Action names no tool; name one of the tools or give a "
                           "Final Answer", self.thought)  # fmt: skip
@@ -234,11 +263,13 @@ class _Reply:
 
     def _fallback(self, layout: Layout) -> ReactStep:
         text, first = layout.text, layout.thought
+        self.source, self.stop = text, len(text)  # markup or prose: all of it is read
         thought = layout.body(first).strip() if first is not None else layout.preamble
         found = find_blob(text, labeled=False)
         markup = read_markup(text) if "<" in text else None
         if found is not None and (markup is None or found[1] <= markup.start):
             self.thought = self._thought_before(layout, found[1])
+            self.stop = found[2]
             action = self._blob_action(found[0], 0)
             return action if isinstance(action, ReactStep) else self._act(action, None)
         if markup is not None:
@@ -249,6 +280,8 @@ class _Reply:
                 return _error("the arguments tag has no tag naming the tool, such as "
                               "<tool>name</tool>", self.thought)  # fmt: skip
             return self._step(Action(clean_name(markup.name), markup.args), self.thought)
+        if layout.labelled:
+            self.stop = None  # unreadable: the reply up to an invented observation
         if any(s.kind == INPUT for s in layout.items):
             return _error("Action Input without an Action: write `Action: <tool name>` on the "
                           "line before it", thought)  # fmt: skip
@@ -278,3 +311,18 @@ class _Reply:
         names = self.toolset.names if self.toolset is not None else ()
         problem = unwritten_step(layout.text, layout.scanner, names)
         return _error(problem) if problem is not None else _final(layout.text, "")
+
+
+def _action_stop(layout: Layout, action: Action) -> int:
+    """Where the text an action was read from ends: the end of the JSON value its input opens
+    with (text after it is not read), of the Action line for a call shape, else of the last
+    section it used."""
+    last = layout.items[action.next_index - 1]
+    body = layout.body(last)
+    lead = len(body) - len(body.lstrip())
+    if action.line_only:
+        line_end = body.find("\n", lead)
+        return last.body + line_end if line_end >= 0 else last.end
+    if body[lead : lead + 1] in ("{", "[") and (value := read_value(body, lead)) is not None:
+        return last.body + value.end
+    return last.end
