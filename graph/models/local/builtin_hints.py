@@ -20,13 +20,18 @@ DIRECT_EXAMPLES: tuple[Example, ...] = (
 
 
 def _clock_knows(piece: str) -> bool:
-    """A piece of the question that is, all of it, a place or a zone the clock knows. A place
-    in Latin letters is a proper noun (capitalised: "Date" and "Time" are towns, "date" and
-    "time" are not); one in Chinese is two characters or more."""
-    from tools.zone_names import zone_for_place
-
+    """A piece of the question that is, all of it, a place or a zone the clock knows."""
     if piece in ("UTC", "GMT") or ("/" in piece and piece.split("/")[0].istitle()):
         return True
+    return _place(piece)
+
+
+def _place(piece: str) -> bool:
+    """A piece of the question that is, all of it, a place GeoNames knows. A place in Latin
+    letters is a proper noun (capitalised: "Date" and "Time" are towns, "date" and "time" are
+    not); one in Chinese is two characters or more."""
+    from tools.zone_names import zone_for_place
+
     if piece.isascii() and not piece[:1].isupper():
         return False
     if not piece.isascii() and len(piece) < 2:
@@ -51,6 +56,7 @@ BUILTIN_HINTS: dict[str, ToolHints] = {
                 "120",
             ),
             Example("What is 20% of 45?", {"expression": "20 * 45 / 100"}, "9", "9"),
+            Example("What is half of 90?", {"expression": "90 / 2"}, "45", "45"),
             Example("125 加 37 等于多少？", {"expression": "125 + 37"}, "162", "162"),
             Example("What is the square root of 196?", {"expression": "sqrt(196)"}, "14", "14"),
         ),
@@ -98,7 +104,7 @@ BUILTIN_HINTS: dict[str, ToolHints] = {
         ),
         question_argument="query",
     ),
-    "get_weather": ToolHints(
+    "weather": ToolHints(
         examples=(
             Example(
                 "Is it raining in Oslo right now?",
@@ -110,6 +116,7 @@ BUILTIN_HINTS: dict[str, ToolHints] = {
             ),
         ),
         piece_argument="location",
+        accepts=_place,
     ),
     "wikipedia": ToolHints(
         examples=(

@@ -44,9 +44,12 @@ from pydantic import ConfigDict, Field, PrivateAttr
 
 from graph.models.local.builtin_hints import DIRECT_EXAMPLES
 from graph.models.local.constrain import (
+    accepted,
     arithmetic_grammar,
     choice_grammar,
     piece_grammar,
+    question_numbers,
+    question_pieces,
     quote_grammar,
 )
 from graph.models.local.hints import hints_for, tool_name
@@ -139,9 +142,9 @@ class LocalCompletionModel(BaseChatModel):
         """The step's requests, one at a time (each is sent by the caller and its response
         sent back in); returns the reply text and what the reply's metadata says."""
         prompt = self.prompt_for(messages, tools)
-        offered = {tool_name(t): t for t in tools or []}
         turns = conversation_turns(messages)
         question = turns[-1].question if turns else ""
+        offered = {tool_name(t): t for t in tools or [] if _possible(t, question)}
         done = [s for s in (turns[-1].steps if turns else []) if s.observation is not None]
         observed = [s.observation for s in done]
         answered = [s.observation for s in done if not s.failed]  # what an answer may quote
@@ -346,6 +349,20 @@ def _single(
 ) -> Generator[Request, dict[str, Any], tuple[str, dict[str, Any]]]:
     data = yield body
     return _text_of(data).strip(), {DECIDED_BY: "model"}
+
+
+def _possible(tool: Any, question: str) -> bool:
+    """Whether the tool's argument can be written for this question: an expression needs a
+    number of the question's (its grammar allows no other operands but a few constants); a
+    piece the tool must know (a place) needs one it knows, or a default."""
+    hints = hints_for(tool)
+    if hints.arithmetic_argument:
+        return bool(question_numbers(question))
+    if hints.piece_argument and hints.accepts is not None:
+        if _schema_default(tool, hints.piece_argument):
+            return True
+        return any(accepted(hints.accepts, p) for p in question_pieces(question))
+    return True
 
 
 def _schema_default(tool: Any, argument: str) -> str | None:

@@ -95,13 +95,13 @@ def piece_grammar(
     names no place), else any piece. None when the question has no words."""
     pieces = question_pieces(question)
     if accepts is not None:
-        pieces = [p for p in pieces if _accepted(accepts, p)] or ([default] if default else pieces)
+        pieces = [p for p in pieces if accepted(accepts, p)] or ([default] if default else pieces)
     if not pieces:
         return None
     return "root ::= " + " | ".join(literal(p) for p in pieces) + "\n"
 
 
-def _accepted(accepts: Callable[[str], bool], piece: str) -> bool:
+def accepted(accepts: Callable[[str], bool], piece: str) -> bool:
     try:
         return bool(accepts(piece))
     except Exception:  # a tool's check is advice: it never fails the step
