@@ -51,11 +51,12 @@ class Session:
         from graph.agent import build_graph
         from graph.tooling.registry import registry_tools
 
-        self.ctx = resolve_context(run.settings(), labels=run.flags())
         options = run.settings()
         if "tools" in options:  # names on the command line, tool objects for build_graph
-            options["tools"] = registry_tools(self.ctx.tools, self.ctx.mcp_config)
+            ctx = resolve_context(options, labels=run.flags())
+            options["tools"] = registry_tools(ctx.tools, ctx.mcp_config)
         self.agent = build_graph(checkpointer=saver, **options)
+        self.run = run
         self.saver = saver
         self.url = url
         self.printer = StepPrinter(quiet=quiet)
@@ -66,7 +67,8 @@ class Session:
         if not self.started:
             from graph.models.factory import resolve_model
 
-            await asyncio.to_thread(resolve_model, self.ctx)
+            ctx = resolve_context(self.run.settings(), labels=self.run.flags())
+            await asyncio.to_thread(resolve_model, ctx)
             self.started = True
 
     async def drive(self, payload: Any, config: dict[str, Any]) -> tuple[dict[str, Any], bool]:
