@@ -15,10 +15,12 @@ Only public methods of `BaseCheckpointSaver` are overridden, each calling the or
 from __future__ import annotations
 
 import functools
+import shlex
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.constants import START
 
 from graph.persistence.errors import (
     CorruptCheckpoint,
@@ -57,8 +59,12 @@ class StoreGuard:
 
     # -- translating errors ---------------------------------------------------------------
 
-    def store_failure(self, exc: Exception, config: Any, doing: str) -> Exception:
-        """The exception to raise instead of `exc` (or `exc` itself, untouched)."""
+    def store_failure(
+        self, exc: Exception, config: Any, doing: str, *, lost: str | None = None
+    ) -> Exception:
+        """The exception to raise instead of `exc` (or `exc` itself, untouched). `lost` names
+        what a failed write leaves unsaved when no checkpoint of it exists to resume from (a
+        new input, a state update): the sentence then says to send it again, not to resume."""
         if isinstance(exc, PersistenceError):
             return exc
         thread_id = _thread_of(config)
@@ -66,6 +72,16 @@ class StoreGuard:
             reason = reason_of(exc, self.store_secrets)
             if thread_id is None:
                 return StoreError(f"{_cap(self.store_label)} failed while {doing}: {reason}.")
+            if lost is not None:
+                quoted = shlex.quote(thread_id)
+                return StoreError(
+                    f"{_cap(self.store_label)} failed while {doing} thread {thread_id}: "
+                    f"{reason}. The {lost} was not saved and the thread is as it was before it; "
+                    f"once the store can be written again (free some disk space, check its "
+                    f"permissions), send it again: a question with --thread {quoted}, an "
+                    f"approval decision with {resume_command(thread_id)}.",
+                    thread_id=thread_id,
+                )
             return StoreError(
                 f"{_cap(self.store_label)} failed while {doing} thread {thread_id}: {reason}. "
                 f"The steps saved before are kept; once the store is reachable, continue the run "
@@ -83,8 +99,8 @@ class StoreGuard:
             )
         return exc
 
-    def _reraise(self, exc: Exception, config: Any, doing: str) -> None:
-        failure = self.store_failure(exc, config, doing)
+    def _reraise(self, exc: Exception, config: Any, doing: str, lost: str | None = None) -> None:
+        failure = self.store_failure(exc, config, doing, lost=lost)
         if failure is exc:
             raise exc
         if isinstance(failure, CorruptCheckpoint):
@@ -160,14 +176,17 @@ class StoreGuard:
         try:
             return super().put(config, checkpoint, metadata, new_versions)  # type: ignore[misc]
         except Exception as exc:
-            self._reraise(exc, config, "saving a checkpoint of")
+            self._reraise(exc, config, *_saving(metadata))
 
     def put_writes(self, config: Any, writes: Any, task_id: str, task_path: str = "") -> None:
         ensure_held(config)
         try:
             super().put_writes(config, writes, task_id, task_path)  # type: ignore[misc]
         except Exception as exc:
-            self._reraise(exc, config, "saving a step's result for")
+            doing, lost = _writing(task_path)
+            if lost is None and _starts(task_path) and not self._stored(config):
+                doing, lost = "saving the new input of", "new input"
+            self._reraise(exc, config, doing, lost)
 
     async def aput(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
         ensure_held(config)
@@ -176,7 +195,7 @@ class StoreGuard:
                 config, checkpoint, metadata, new_versions
             )
         except Exception as exc:
-            self._reraise(exc, config, "saving a checkpoint of")
+            self._reraise(exc, config, *_saving(metadata))
 
     async def aput_writes(
         self, config: Any, writes: Any, task_id: str, task_path: str = ""
@@ -185,7 +204,55 @@ class StoreGuard:
         try:
             await super().aput_writes(config, writes, task_id, task_path)  # type: ignore[misc]
         except Exception as exc:
-            self._reraise(exc, config, "saving a step's result for")
+            doing, lost = _writing(task_path)
+            if lost is None and _starts(task_path) and not await self._astored(config):
+                doing, lost = "saving the new input of", "new input"
+            self._reraise(exc, config, doing, lost)
+
+    # -- after a failed write: is its checkpoint in the store? ----------------------------
+
+    def _stored(self, config: Any) -> bool:
+        """Whether the checkpoint `config` names was saved (True when that cannot be told:
+        a store that cannot be read either keeps the old advice, to resume)."""
+        try:
+            return super().get_tuple(config) is not None  # type: ignore[misc]
+        except Exception:
+            return True
+
+    async def _astored(self, config: Any) -> bool:
+        try:
+            return await super().aget_tuple(config) is not None  # type: ignore[misc]
+        except Exception:
+            return True
+
+
+def _saving(metadata: Any) -> tuple[str, str | None]:
+    """What a failed checkpoint write was doing, and what it loses for good. A checkpoint of
+    the loop follows one whose steps' results are saved, so the run resumes from there; the
+    checkpoint of a new input (or of a state update) is the only record of it."""
+    source = metadata.get("source") if isinstance(metadata, dict) else None
+    if source == "input":
+        return "saving the new input of", "new input"
+    if source in ("update", "fork"):
+        return "saving a state update of", "state update"
+    return "saving a checkpoint of", None
+
+
+def _writing(task_path: str) -> tuple[str, str | None]:
+    """What a failed write of pending writes was doing. A step's results carry the path of the
+    task that made them, and the step runs again on resume; writes with no task (a new input,
+    a state update, an answer to a pause) are saved on the checkpoint before them, ahead of the
+    checkpoint they start, so when they fail nothing of them is in the store."""
+    if task_path:
+        return "saving a step's result for", None
+    return "saving the new input of", "new input"
+
+
+def _starts(task_path: str) -> bool:
+    """Whether the writes are the input step's (the graph's start node turning the input into
+    state): when the new input's checkpoint did not reach the store either, nothing of the
+    input is saved, and resuming would find the previous run's end."""
+    return START in task_path.replace(" ", "").split(",")
 
 
 def _cap(text: str) -> str:

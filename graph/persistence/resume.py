@@ -1,9 +1,12 @@
 """Where an unfinished run continues from.
 
 A crash or an interrupt leaves the last checkpoint with tasks still to run: continue there. A
-model endpoint that stayed down ends the run with status `error` but keeps every step before
-the failed model call: continue from the checkpoint just before that call (a fork, so the
-failed attempt stays in the history).
+store that failed between two checkpoints (a full disk) can leave the last one with its tasks'
+results saved but the next checkpoint missing: LangGraph then shows those results applied and
+nothing next, while the run's status still says `running`; continuing from that checkpoint
+(named by its id) picks the run up from those results. A model endpoint that stayed down ends
+the run with status `error` but keeps every step before the failed model call: continue from
+the checkpoint just before that call (a fork, so the failed attempt stays in the history).
 """
 
 from __future__ import annotations
@@ -16,10 +19,12 @@ from langgraph.types import StateSnapshot
 
 def resume_from(snapshot: StateSnapshot, history: list[StateSnapshot]) -> RunnableConfig | None:
     """The checkpoint config to continue from, or None when there is nothing to resume."""
+    values = snapshot.values or {}
     if snapshot.next:  # the thread's latest checkpoint, so its saved writes are reused
         thread_id = snapshot.config["configurable"]["thread_id"]
         return {"configurable": {"thread_id": thread_id}}
-    values = snapshot.values or {}
+    if values.get("status") == "running":  # cut short between two checkpoints: from the last
+        return snapshot.config
     if values.get("status") != "error":
         return None
     for earlier in history:  # newest first
