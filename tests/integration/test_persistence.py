@@ -287,11 +287,11 @@ def test_unknown_thread_and_checkpoint(env: dict, store: str) -> None:
     args = ["--thread", "test-nope", "--checkpointer", store]
     assert run_cli("history", *args, env=env).stderr.startswith("error: no thread 'test-nope'")
     gone = run_cli("resume", *args, env=env)
-    assert gone.returncode == 1 and "no thread 'test-nope'" in gone.stderr
+    assert gone.returncode == 2 and "no thread 'test-nope'" in gone.stderr
     missing = run_cli(
         "show", *args, "--checkpoint", "1f000000-0000-6000-8000-000000000000", env=env
     )
-    assert missing.returncode == 1
+    assert missing.returncode == 2
     assert "no checkpoint '1f000000-0000-6000-8000-000000000000'" in missing.stderr
 
 

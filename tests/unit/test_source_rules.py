@@ -142,16 +142,6 @@ def test_every_environment_variable_is_declared_once() -> None:
     assert undeclared == [], f"declare these in graph/settings.py: {undeclared}"
 
 
-def test_the_readme_configuration_table_matches_the_declaration() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## Configuration") :]
-    section = section[: section.index("\n## ", 1)]
-    table = set(re.findall(r"\|\s*`((?:REACT_AGENT|OPENAI)_[A-Z0-9_]+)`\s*\|", section))
-    declared = set(ENV_VARS.values()) | {v.name for v in ENVIRONMENT}
-    assert sorted(declared - table) == [], "document these in the README's configuration table"
-    assert sorted(table - declared) == [], "the README documents variables nobody reads"
-
-
 def test_no_cache_is_keyed_by_id() -> None:
     offenders = []
     for path in sources(*PACKAGES):
