@@ -6,9 +6,17 @@ A server is either stdio (`command`, optional `args`, `env`, `cwd`) or remote (`
 `headers`; `transport` `streamable_http` / `http` (the default for a URL) or `sse`). `type` is
 read as `transport` (VS Code and Claude Code write it so), `"disabled": true` leaves a server
 out, and other keys (`autoApprove`, `timeout`, ...) are ignored, so a file shared with another
-client still loads. A relative `cwd` is taken from the file's folder. `${VAR}` in an `env` or
-header value is filled from the environment when the server starts, so secrets can stay out of
-the file.
+client still loads. `${VAR}` in an `env` or header value is filled from the environment when
+the server starts, so secrets can stay out of the file.
+
+Paths: a relative `cwd` and a relative `command` path (`./server.py`, `bin/server`: any command
+with a `/` in it) are both taken from the file's folder, whatever folder the agent runs in and
+whatever `cwd` says, so a file reads the same from anywhere. A bare command name (`npx`, `uvx`,
+`python`) is looked up on `PATH` as usual. `~` is expanded in both.
+
+Trust: a file that starts commands runs them as the agent's user, so one that any user may write
+(or that sits in a folder any user may write, without the sticky bit of /tmp) is refused: anyone
+on the machine could make the agent run their program. Files with only remote servers are read.
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -97,11 +106,33 @@ def load_config(path: str | os.PathLike[str]) -> MCPConfig:
         raise MCPConfigError(
             f"{where}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})."
         ) from None
-    return parse_config(data, file)
+    config = parse_config(data, file)
+    if any(s.transport == STDIO for s in config.servers):
+        _check_trusted(file, where)
+    return config
+
+
+def _check_trusted(file: Path, where: str) -> None:
+    """Refuse a file that starts commands when any user may change it (module docstring)."""
+    try:
+        mode, folder = file.stat().st_mode, file.parent.stat().st_mode
+    except OSError as exc:
+        raise MCPConfigError(f"{where}: cannot be checked ({exc}).") from None
+    if mode & stat.S_IWOTH:
+        raise MCPConfigError(
+            f"{where}: any user may write this file, and it starts commands; make it writable "
+            f"by its owner only (chmod o-w)."
+        )
+    if folder & stat.S_IWOTH and not folder & stat.S_ISVTX:
+        raise MCPConfigError(
+            f"{where}: any user may replace this file (its folder is world-writable), and it "
+            f"starts commands; keep it in a folder only its owner may write."
+        )
 
 
 def parse_config(data: Any, path: Path) -> MCPConfig:
-    """Check already-decoded JSON; `path` names the file in errors and anchors a relative cwd."""
+    """Check already-decoded JSON; `path` names the file in errors and anchors a relative
+    `cwd` and `command`."""
     where = f"MCP config {path}"
     if not isinstance(data, dict) or not isinstance(data.get("mcpServers"), dict):
         raise MCPConfigError(
@@ -135,6 +166,9 @@ def _server(name: str, entry: dict[str, Any], path: Path, at: str) -> MCPServerC
         command = entry["command"]
         if not isinstance(command, str) or not command.strip():
             raise MCPConfigError(f"{at}.command must be a non-empty string.")
+        if "/" in command or command.startswith("~"):  # a path, not a name to look up on PATH
+            # normpath, not resolve: a multi-call program reads which link started it
+            command = os.path.normpath(path.parent / Path(command).expanduser())
         args = entry.get("args", [])
         if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
             raise MCPConfigError(f"{at}.args must be a list of strings.")
