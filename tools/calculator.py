@@ -13,7 +13,7 @@ from langchain_core.tools import StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
 from tools.math_words import to_expression
-from tools.safe_eval import FUNCTIONS, MAX_EXPRESSION_CHARS, CalculatorError, evaluate
+from tools.safe_eval import FUNCTIONS, MAX_EXPRESSION_CHARS, CalculatorError, evaluate, with_powers
 
 __all__ = ["CalculatorError", "CalculatorInput", "calculator", "evaluate"]
 
@@ -37,7 +37,13 @@ def _calculate(expression: str) -> str:
     """The result on the first line (what an answer quotes). An expression is evaluated as
     written; only one that is not (words, a question around it) is read as words, and then how
     it was read is on the second line, so a wrong reading shows."""
-    reading = None
+    reading, written = None, expression
+    try:
+        # superscripts become powers before anything reads the text: the words reader would
+        # take `2⁸` for 28
+        expression = with_powers(expression)
+    except CalculatorError as exc:
+        raise ToolException(f"Cannot calculate '{_shown(written)}': {exc}.") from None
     try:
         value = evaluate(expression)
     except CalculatorError as exc:
@@ -48,14 +54,17 @@ def _calculate(expression: str) -> str:
         except CalculatorError:
             value = None
         if value is None:
-            shown = expression
-            if len(shown) > MAX_EXPRESSION_CHARS:
-                shown = shown[: MAX_EXPRESSION_CHARS - 1] + "…"
-            raise ToolException(f"Cannot calculate '{shown}': {exc}.") from None
+            raise ToolException(f"Cannot calculate '{_shown(written)}': {exc}.") from None
     result = _format(value)
     if len(result) > MAX_RESULT_CHARS:  # cannot happen with the 1e300 limit; kept as a guard
         result = result[:MAX_RESULT_CHARS] + f" [cut at {MAX_RESULT_CHARS} characters]"
     return f"{result}\n(read as {reading})" if reading else result
+
+
+def _shown(expression: str) -> str:
+    if len(expression) > MAX_EXPRESSION_CHARS:
+        return expression[: MAX_EXPRESSION_CHARS - 1] + "…"
+    return expression
 
 
 async def _acalculate(expression: str) -> str:

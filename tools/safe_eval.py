@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import math
 import operator
+import unicodedata
 from collections.abc import Callable
 
 Number = int | float
@@ -83,9 +84,54 @@ FUNCTIONS: dict[str, Callable[..., Number]] = {
 CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e}
 
 
+def _script(char: str) -> str | None:
+    """'super' or 'sub' for a superscript or subscript character (Unicode's own decomposition
+    says which: `²`, `⁻`, `ⁿ`, `₂`), else None."""
+    if char.isascii():
+        return None
+    tag = unicodedata.decomposition(char).split(" ", 1)[0]
+    return {"<super>": "super", "<sub>": "sub"}.get(tag)
+
+
+def with_powers(text: str) -> str:
+    """Superscripts as powers: `2⁸` is `2**(8)`, `10⁻³` is `10**(-3)`, `(1+2)²` is `(1+2)**(2)`.
+
+    Read as plain digits (which Unicode's compatibility form does), `2⁸` would be 28, a wrong
+    number given as an answer; a run of superscripts is therefore always a power, and
+    `CalculatorError` says so when it cannot be one (nothing before it, or a subscript)."""
+    if text.isascii():
+        return text
+    out: list[str] = []
+    run: list[str] = []
+    last = ""  # the last character before the run that is not a blank
+    for char in text + " ":
+        kind = _script(char)
+        if kind == "sub":
+            raise CalculatorError(
+                f"the subscript {char!r} is not arithmetic; write the number with plain digits"
+            )
+        if kind == "super":
+            run.append(unicodedata.normalize("NFKC", char).replace("\u2212", "-"))
+            continue
+        if run:
+            if not (last.isalnum() or last in ")."):
+                raise CalculatorError(
+                    "a superscript is a power and must follow a number or a closing "
+                    "parenthesis, as in 2⁸ (2 to the 8th power)"
+                )
+            out.append(f"**({''.join(run)})")
+            run, last = [], ")"
+        out.append(char)
+        if not char.isspace():
+            last = char
+    return "".join(out[:-1])
+
+
 def evaluate(expression: str) -> Number:
-    """Evaluate an arithmetic expression safely; raise `CalculatorError` with the reason."""
+    """Evaluate an arithmetic expression safely; raise `CalculatorError` with the reason.
+    Superscripts are powers (`with_powers`)."""
     text = expression.strip().replace("×", "*").replace("÷", "/").replace("^", "**")
+    text = with_powers(text)
     if not text:
         raise CalculatorError("the expression is empty")
     if len(text) > MAX_EXPRESSION_CHARS:

@@ -196,3 +196,49 @@ def test_arithmetic_in_words_is_read_and_the_reading_shown(words: str, shown: st
 def test_words_it_cannot_read_are_refused_as_before() -> None:
     with pytest.raises(ToolException, match="Cannot calculate 'twelve apples'"):
         calculate("twelve apples")
+
+
+# --- superscripts are powers (issue 27: `2⁸` gave 28) -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("expression", "result"),
+    [
+        ("2⁸", "256"),
+        ("2 ⁸", "256"),
+        ("3²+4²", "25"),
+        ("10⁻³", "0.001"),
+        ("(1+2)³", "27"),
+        ("2³²", "4294967296"),
+        ("sqrt(16)²", "16"),
+        ("9⁽¹⁺¹⁾", "81"),
+        ("1.5²", "2.25"),
+        ("what is 2⁸?", "256\n(read as 2**(8))"),
+    ],
+)
+def test_superscripts_are_powers(expression: str, result: str) -> None:
+    assert calculator.invoke({"expression": expression}) == result
+
+
+@pytest.mark.parametrize(
+    ("expression", "reason"),
+    [
+        ("²", "a superscript is a power and must follow a number or a closing parenthesis"),
+        ("5 + ⁸", "a superscript is a power and must follow a number or a closing parenthesis"),
+        ("2₈", "the subscript '₈' is not arithmetic; write the number with plain digits"),
+        ("2ⁿ", "unknown name 'n'"),
+    ],
+)
+def test_superscripts_that_cannot_be_powers_are_refused(expression: str, reason: str) -> None:
+    with pytest.raises(ToolException) as caught:
+        calculator.invoke({"expression": expression})
+    message = str(caught.value)
+    assert message.startswith(f"Cannot calculate '{expression}': {reason}")
+    assert message.count(". ") == 0 and message.endswith(".")
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 99), st.integers(0, 9))
+def test_a_superscript_digit_is_never_read_as_a_digit(base: int, power: int) -> None:
+    superscript = "⁰¹²³⁴⁵⁶⁷⁸⁹"[power]
+    assert calculator.invoke({"expression": f"{base}{superscript}"}) == str(base**power)
