@@ -114,7 +114,7 @@ def with_powers(text: str) -> str:
             run.append(unicodedata.normalize("NFKC", char).replace("\u2212", "-"))
             continue
         if run:
-            if not (last.isalnum() or last in ")."):
+            if not (last.isalnum() or last in (")", ".")):
                 raise CalculatorError(
                     "a superscript is a power and must follow a number or a closing "
                     "parenthesis, as in 2⁸ (2 to the 8th power)"
