@@ -30,6 +30,7 @@ from graph.persistence.errors import (
     resume_command,
 )
 from graph.persistence.fencing import ensure_held
+from graph.persistence.replays import DeltaHistories, aextend
 
 
 def _thread_of(config: Any) -> str | None:
@@ -132,12 +133,16 @@ class StoreGuard:
                 close()
 
     def get_delta_channel_history(self, *, config: Any, channels: Sequence[str]) -> Any:
+        key = self.histories.key(config, channels)
+        if (cached := self.histories.get(key)) is not None:
+            return cached
         try:
-            return super().get_delta_channel_history(  # type: ignore[misc]
+            history = super().get_delta_channel_history(  # type: ignore[misc]
                 config=config, channels=channels
             )
         except Exception as exc:
             self._reraise(exc, config, "reading")
+        return self.histories.put(key, history)
 
     async def aget_tuple(self, config: Any) -> Any:
         try:
@@ -162,12 +167,38 @@ class StoreGuard:
                 await close()
 
     async def aget_delta_channel_history(self, *, config: Any, channels: Sequence[str]) -> Any:
+        key = self.histories.key(config, channels)
+        if (cached := self.histories.get(key)) is not None:
+            return cached
         try:
-            return await super().aget_delta_channel_history(  # type: ignore[misc]
-                config=config, channels=channels
-            )
+            history = None
+            if key is not None and _async_sqlite(self):
+                history = await aextend(self, self.histories, key, channels)
+            if history is None:
+                history = await super().aget_delta_channel_history(  # type: ignore[misc]
+                    config=config, channels=channels
+                )
         except Exception as exc:
             self._reraise(exc, config, "reading")
+        return self.histories.put(key, history)
+
+    # -- what the history cache must forget ----------------------------------------------
+
+    @property
+    def histories(self) -> DeltaHistories:
+        """The saver's cache of delta-channel histories (see `replays`), made on first use."""
+        cache = self.__dict__.get("_histories")
+        if cache is None:
+            cache = self.__dict__["_histories"] = DeltaHistories()
+        return cache
+
+    def delete_thread(self, thread_id: str) -> None:
+        self.histories.forget(thread_id)
+        super().delete_thread(thread_id)  # type: ignore[misc]
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        self.histories.forget(thread_id)
+        await super().adelete_thread(thread_id)  # type: ignore[misc]
 
     # -- writes: fenced by the thread lock ------------------------------------------------
 
@@ -180,6 +211,7 @@ class StoreGuard:
 
     def put_writes(self, config: Any, writes: Any, task_id: str, task_path: str = "") -> None:
         ensure_held(config)
+        self.histories.wrote(config)
         try:
             super().put_writes(config, writes, task_id, task_path)  # type: ignore[misc]
         except Exception as exc:
@@ -201,6 +233,7 @@ class StoreGuard:
         self, config: Any, writes: Any, task_id: str, task_path: str = ""
     ) -> None:
         ensure_held(config)
+        self.histories.wrote(config)
         try:
             await super().aput_writes(config, writes, task_id, task_path)  # type: ignore[misc]
         except Exception as exc:
@@ -246,6 +279,12 @@ def _writing(task_path: str) -> tuple[str, str | None]:
     if task_path:
         return "saving a step's result for", None
     return "saving the new input of", "new input"
+
+
+def _async_sqlite(saver: Any) -> bool:
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    return isinstance(saver, AsyncSqliteSaver)
 
 
 def _starts(task_path: str) -> bool:

@@ -1,0 +1,239 @@
+"""Long threads: `history` streams its rows without rebuilding any full state, and says what
+the full-state reading says, on every shape of thread (turns, parallel calls, approval pauses,
+forks, state updates), on SQLite (sync and async) and in memory.
+
+The full-state reading (`get_state_history` and `history_rows`) is the reference: it is slow
+(quadratic) but plainly right. Memory is checked by growing a thread fourfold: the streamed
+reading's peak stays flat while the full-state one grows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from graph import build_graph
+from graph.persistence.forks import edited_update
+from graph.persistence.history import history_rows
+from graph.persistence.savers import open_async_saver, open_saver
+from graph.persistence.timeline import PAGE, aiter_history, iter_history
+from tests.support.scripted_model import ScriptedChatModel, calls, tool_call
+
+pytestmark = pytest.mark.integration
+
+
+@tool
+def publish(text: str) -> str:
+    """Publish a text."""
+    return f"published {text}"
+
+
+@tool
+def lookup(term: str) -> str:
+    """Look a term up."""
+    return f"found {term} " + "x" * 400
+
+
+def config(thread: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread}}
+
+
+def agent_on(saver: Any, script: list[Any]) -> Any:
+    model = ScriptedChatModel(script)
+    return build_graph(
+        model=model,
+        tools=[publish, lookup],
+        protocol="native",
+        checkpointer=saver,
+        approve=["publish"],
+    )
+
+
+SHAPES = [
+    "one lookup, then an answer",
+    "two lookups at once",
+    "a paused publish, approved",
+    "a paused publish, rejected",
+]
+
+
+def script_for_turns(turns: int) -> list[Any]:
+    script: list[Any] = []
+    for turn in range(turns):
+        script += [calls(tool_call("lookup", {"term": f"t{turn}"}, id=f"c{turn}")), f"a{turn}"]
+    return script
+
+
+def build_thread(saver: Any, thread: str) -> Any:
+    """A thread with every shape: turns, parallel calls, pauses answered both ways, a fork
+    with an edited input, a state update, and a pause still waiting."""
+    script = [
+        calls(tool_call("lookup", {"term": "a"}, id="l1")),
+        "First answer.",
+        calls(
+            tool_call("lookup", {"term": "b"}, id="l2"), tool_call("lookup", {"term": "c"}, id="l3")
+        ),
+        "Second answer.",
+        calls(tool_call("publish", {"text": "hi"}, id="p1")),
+        "Published.",
+        calls(tool_call("publish", {"text": "no"}, id="p2")),
+        "Not published.",
+        "After the fork.",
+        calls(tool_call("publish", {"text": "later"}, id="p3")),
+    ]
+    agent = agent_on(saver, script)
+    cfg = config(thread)
+    agent.invoke({"messages": [("user", "look a up")]}, cfg)
+    agent.invoke({"messages": [("user", "look b and c up")]}, cfg)
+    agent.invoke({"messages": [("user", "publish hi")]}, cfg)
+    agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), cfg)
+    agent.invoke({"messages": [("user", "publish no")]}, cfg)
+    agent.invoke(Command(resume={"decisions": [{"type": "reject", "message": "not now"}]}), cfg)
+    paused = next(s for s in agent.get_state_history(cfg) if "review" in s.next)
+    at = {"configurable": {"checkpoint_ns": "", **paused.config["configurable"]}}
+    forked = agent.update_state(
+        at, edited_update(paused.values, {"text": "edited"}), as_node="think"
+    )  # what `fork_with_input` writes, through the sync API
+    agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), forked)
+    agent.update_state(cfg, {"status": "error", "error": "set by hand"})
+    agent.invoke({"messages": [("user", "publish later")]}, cfg)  # left waiting
+    return agent
+
+
+def reference(agent: Any, thread: str) -> list[Any]:
+    return history_rows(list(agent.get_state_history(config(thread))))
+
+
+def test_streamed_rows_match_the_full_state_reading_in_memory() -> None:
+    agent = build_thread(InMemorySaver(), "shapes")
+    expected = reference(agent, "shapes")
+    got = list(iter_history(agent, "shapes"))
+    assert [r.checkpoint_id for r in got] == [r.checkpoint_id for r in expected]
+    assert got == expected
+    summaries = " | ".join(r.summary for r in got)
+    for seen in (
+        "question: look b and c up",
+        "→ Action: lookup(",
+        "waiting for approval: publish(",
+        "publish → published edited",  # the fork's edited call
+        "error: set by hand",  # the state update
+    ):
+        assert seen in summaries, seen
+    assert got[-1].summary.endswith('waiting for approval: publish({"text": "later"})')
+
+
+def test_streamed_rows_match_on_sqlite_sync_and_async(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'checkpoints.sqlite'}"
+    with open_saver(url) as saver:
+        agent = build_thread(saver, "shapes")
+        expected = reference(agent, "shapes")
+        assert list(iter_history(agent, "shapes")) == expected
+        assert list(iter_history(agent, "nobody")) == []
+
+    async def streamed() -> list[Any]:
+        async with open_async_saver(url) as saver:
+            agent = agent_on(saver, [])
+            return [row async for row in aiter_history(agent, "shapes")]
+
+    assert asyncio.run(streamed()) == expected
+
+
+def test_ids_are_read_in_pages(tmp_path: Path) -> None:
+    """More checkpoints than one page of ids: every row, in order, once."""
+    url = f"sqlite:///{tmp_path / 'checkpoints.sqlite'}"
+    turns = PAGE // 7 + 3  # about seven checkpoints a turn
+    with open_saver(url) as saver:
+        agent = agent_on(saver, script_for_turns(turns))
+        for turn in range(turns):
+            agent.invoke({"messages": [("user", f"q{turn}")]}, config("long"))
+        rows = list(iter_history(agent, "long"))
+        ids = [
+            s.config["configurable"]["checkpoint_id"]
+            for s in agent.get_state_history(config("long"))
+        ]
+    assert len(rows) > PAGE
+    assert [r.checkpoint_id for r in rows] == ids[::-1]
+    assert sum(r.summary.startswith("question: ") for r in rows) == turns
+
+
+def peak_bytes(read: Any) -> int:
+    tracemalloc.start()
+    try:
+        read()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_history_memory_does_not_grow_with_the_thread(tmp_path: Path) -> None:
+    """The streamed reading's peak memory at 40 turns is about that at 10; the full-state
+    reading's grows with the square of the length (the measure the test stands on)."""
+    url = f"sqlite:///{tmp_path / 'checkpoints.sqlite'}"
+    with open_saver(url) as saver:
+        agent = agent_on(saver, script_for_turns(40))
+        peaks: dict[int, tuple[int, int]] = {}
+        for turn in range(40):
+            agent.invoke({"messages": [("user", f"q{turn}")]}, config("grow"))
+            if turn + 1 in (10, 40):
+                streamed = peak_bytes(lambda: sum(1 for _ in iter_history(agent, "grow")))
+                full = peak_bytes(lambda: len(reference(agent, "grow")))
+                peaks[turn + 1] = (streamed, full)
+    (streamed_10, full_10), (streamed_40, full_40) = peaks[10], peaks[40]
+    assert full_40 > 6 * full_10  # the reference grows
+    assert streamed_40 < 1.5 * streamed_10 + 200_000, peaks
+    assert streamed_40 < full_40 / 10, peaks
+
+
+def test_cached_histories_load_the_same_states_as_the_store(tmp_path: Path) -> None:
+    """Every checkpoint of the shapes thread, loaded through a saver that has cached delta
+    histories while the thread was built and read, equals the same checkpoint loaded through
+    a fresh saver; and a write on an earlier checkpoint drops the later cached ones."""
+    url = f"sqlite:///{tmp_path / 'checkpoints.sqlite'}"
+    with open_saver(url) as saver:
+        agent = build_thread(saver, "shapes")
+        history = list(agent.get_state_history(config("shapes")))
+        cached = [agent.get_state(s.config).values for s in history]
+        head = agent.get_state(history[0].config).values  # cached now: read again from it
+        assert head == cached[0]
+        assert saver.histories.get(saver.histories.key(history[0].config, ["messages", "run"]))
+        saver.histories.wrote(history[-3].config)
+        later = saver.histories.key(history[0].config, ["messages", "run"])
+        assert saver.histories.get(later) is None
+    with open_saver(url) as fresh:
+        agent = agent_on(fresh, [])
+        stored = [agent.get_state(s.config).values for s in history]
+    assert cached == stored
+
+
+def test_extended_histories_on_the_async_store_match_the_full_walk(tmp_path: Path) -> None:
+    """The async SQLite saver extends a cached ancestor's history instead of walking back to
+    the last snapshot: every checkpoint, read oldest first (each one's parent cached) and
+    newest first, loads the same state as LangGraph's own walk on a fresh saver."""
+    url = f"sqlite:///{tmp_path / 'checkpoints.sqlite'}"
+    with open_saver(url) as saver:
+        agent = build_thread(saver, "shapes")
+        history = list(agent.get_state_history(config("shapes")))
+    with open_saver(url) as fresh:
+        agent = agent_on(fresh, [])
+        expected = {
+            s.config["configurable"]["checkpoint_id"]: agent.get_state(s.config).values
+            for s in history
+        }
+
+    async def read(order: list[Any]) -> dict[str, Any]:
+        async with open_async_saver(url) as saver:
+            agent = agent_on(saver, [])
+            return {
+                s.config["configurable"]["checkpoint_id"]: (await agent.aget_state(s.config)).values
+                for s in order
+            }
+
+    assert asyncio.run(read(history[::-1])) == expected
+    assert asyncio.run(read(history)) == expected
