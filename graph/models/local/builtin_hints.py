@@ -16,6 +16,7 @@ DIRECT_EXAMPLES: tuple[Example, ...] = (
     Example("你好，你是谁？", answer="你好！我是一个可以使用工具的助手。"),
     Example("Who wrote Romeo and Juliet?", answer="William Shakespeare."),
     Example("Is a tomato a fruit or a vegetable?", answer="A fruit."),
+    Example("Good morning! How are you?", answer="Good morning! I'm fine, thank you."),
 )
 
 
@@ -28,11 +29,12 @@ def _clock_knows(piece: str) -> bool:
 
 def _place(piece: str) -> bool:
     """A piece of the question that is, all of it, a place GeoNames knows. A place in Latin
-    letters is a proper noun (capitalised: "Date" and "Time" are towns, "date" and "time" are
-    not); one in Chinese is two characters or more."""
+    letters is a proper noun, capitalised ("Date" and "Time" are towns, "date" and "time" are
+    not), unless it is several words ("los angeles"); one in Chinese is two characters or
+    more."""
     from tools.zone_names import zone_for_place
 
-    if piece.isascii() and not piece[:1].isupper():
+    if piece.isascii() and not piece[:1].isupper() and " " not in piece:
         return False
     if not piece.isascii() and len(piece) < 2:
         return False
@@ -48,17 +50,36 @@ BUILTIN_HINTS: dict[str, ToolHints] = {
     "calculator": ToolHints(
         examples=(
             Example("What is 12 * 9?", {"expression": "12 * 9"}, "108", "108"),
-            Example("What is forty-two divided by six?", {"expression": "42 / 6"}, "7", "7"),
+            Example(
+                "What is forty-two divided by six?",
+                {"expression": "forty-two divided by six"},
+                "7\n(read as 42 / 6)",
+                "7",
+            ),
             Example(
                 "A bus has 40 seats. How many seats do 3 buses have?",
                 {"expression": "40 * 3"},
                 "120",
                 "120",
             ),
-            Example("What is 20% of 45?", {"expression": "20 * 45 / 100"}, "9", "9"),
-            Example("What is half of 90?", {"expression": "90 / 2"}, "45", "45"),
-            Example("125 加 37 等于多少？", {"expression": "125 + 37"}, "162", "162"),
-            Example("What is the square root of 196?", {"expression": "sqrt(196)"}, "14", "14"),
+            Example(
+                "What is 20% of 45?", {"expression": "20% of 45"}, "9\n(read as 20 * 45 / 100)", "9"
+            ),
+            Example(
+                "What is half of 90?", {"expression": "half of 90"}, "45\n(read as 90 / 2)", "45"
+            ),
+            Example(
+                "125 加 37 等于多少？",
+                {"expression": "125 加 37"},
+                "162\n(read as 125 + 37)",
+                "162",
+            ),
+            Example(
+                "What is the square root of 196?",
+                {"expression": "the square root of 196"},
+                "14\n(read as sqrt(196))",
+                "14",
+            ),
         ),
         arithmetic_argument="expression",
     ),

@@ -16,6 +16,7 @@ All GBNF for llama.cpp; greedy decoding under the grammar is the model's most li
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 
@@ -26,7 +27,7 @@ from graph.protocols.text.gbnf import literal, one_line
 # arithmetic in everyday wording needs, not from any question set.
 CONSTANTS = ("2", "7", "12", "24", "60", "100", "1000")
 MAX_PIECE_WORDS = 5  # a place or a title is a few words
-MAX_PIECE_CJK = 6  # characters of a Chinese piece
+MAX_ARITHMETIC_WORDS = 8  # "the square root of 1296 plus 4"
 _DIGITS = re.compile(r"\d+(?:\.\d+)?")
 _WORD = re.compile(r"[^\s,;:!?。，；：！？、\"“”‘’()（）]+")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
@@ -48,7 +49,9 @@ def question_numbers(question: str) -> tuple[str, ...]:
         try:
             import cn2an  # about 0.6 s to import: only for a question in Chinese
 
-            readings.append(cn2an.transform(text, "cn2an"))
+            with warnings.catch_warnings():  # cn2an warns of every run it cannot read
+                warnings.simplefilter("ignore")
+                readings.append(cn2an.transform(text, "cn2an"))
         except (ImportError, ValueError, KeyError):
             pass
     found = [n for reading in readings for n in _DIGITS.findall(reading)]
@@ -57,32 +60,47 @@ def question_numbers(question: str) -> tuple[str, ...]:
 
 def arithmetic_grammar(question: str) -> str:
     """Expressions over the question's numbers and `CONSTANTS` with at least one operation (a
-    lone number calculates nothing), bounded by the step's tokens."""
+    lone number calculates nothing), bounded by the step's tokens; or a piece of the question
+    of up to `MAX_ARITHMETIC_WORDS` words that holds a number (the calculator reads arithmetic
+    in words: "the square root of 1296", "15 percent of 80")."""
     numbers = dict.fromkeys([*question_numbers(question), *CONSTANTS])
     number = " | ".join(literal(n) for n in sorted(numbers, key=len, reverse=True))
+    pieces = [p for p in question_pieces(question, MAX_ARITHMETIC_WORDS) if _arithmetic_piece(p)]
+    copied = " | ".join(literal(p) for p in pieces)
     return "\n".join(
         [
-            'root ::= term (" " op " " term){1,6} | "sqrt(" expr ")"',
+            "root ::= " + ("expression | copied" if copied else "expression"),
+            'expression ::= term (" " op " " term){1,6} | "sqrt(" expr ")"',
+            *([f"copied ::= {copied}"] if copied else []),
             'expr ::= term (" " op " " term){0,6}',
             'term ::= number | "(" expr ")" | "sqrt(" expr ")"',
-            'op ::= "+" | "-" | "*" | "/" | "**"',
+            'op ::= "+" | "-" | "*" | "/" | "**" | "^"',
             f"number ::= {number}",
             "",
         ]
     )
 
 
-def question_pieces(question: str) -> list[str]:
-    """Pieces of the question a copied argument may be: runs of up to `MAX_PIECE_WORDS` words
-    (edge punctuation off), and pieces of up to `MAX_PIECE_CJK` characters of Chinese text."""
+@lru_cache(maxsize=256)
+def _arithmetic_piece(piece: str) -> bool:
+    """A piece that may state arithmetic: two numbers, or a number and other words."""
+    numbers = question_numbers(piece)
+    wordy = " " in piece or (_CJK.search(piece) is not None and len(piece) >= 3)
+    return len(numbers) >= 2 or (len(numbers) == 1 and wordy)
+
+
+@lru_cache(maxsize=256)
+def question_pieces(question: str, max_words: int = MAX_PIECE_WORDS) -> list[str]:
+    """Pieces of the question a copied argument may be: runs of up to `max_words` words
+    (edge punctuation off), and pieces of up to twice as many characters of Chinese text."""
     words = [w.strip(_EDGE) for w in _WORD.findall(one_line(question))]
     words = [w for w in words if w]
     pieces: list[str] = []
     for start in range(len(words)):
-        for end in range(start + 1, min(start + MAX_PIECE_WORDS, len(words)) + 1):
+        for end in range(start + 1, min(start + max_words, len(words)) + 1):
             pieces.append(" ".join(words[start:end]))
     for run in _CJK.findall(question):
-        for size in range(1, min(MAX_PIECE_CJK, len(run)) + 1):
+        for size in range(1, min(max_words * 2, len(run)) + 1):
             pieces += [run[at : at + size] for at in range(len(run) - size + 1)]
     return list(dict.fromkeys(pieces))
 
