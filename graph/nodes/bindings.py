@@ -20,6 +20,7 @@ from graph.lru import LRU
 from graph.middleware.chain import model_layers
 from graph.models import factory
 from graph.models import local as embedded
+from graph.policies import loop_policies
 from graph.protocols.text.grammar import grammar_for, request_options, use_grammar
 from graph.protocols.text.observations import quotable_lines
 from graph.settings import ENV_VARS, AgentContext, resolve_run_context
@@ -46,7 +47,8 @@ class Bindings:
     ) -> None:
         self.model = model
         self.middleware = list(middleware)
-        self.model_layers = model_layers(self.middleware)
+        # the loop's own policies (graph/policies) outermost, then the user's wrappers
+        self.model_layers = [*loop_policies(self), *model_layers(self.middleware)]
         # a middleware's own tools are offered and run like any other
         self.middleware_tools = [t for mw in self.middleware for t in getattr(mw, "tools", [])]
         self.fixed_tools = [*tools, *self.middleware_tools] if tools is not None else None

@@ -30,8 +30,6 @@ from graph.tooling.runner import ArgumentsError, coerce_arguments
 def execute(
     b: Bindings, plan: Plan, request: ModelRequest, config: RunnableConfig
 ) -> ModelResponse:
-    if plan.forced is not None:
-        return ModelResponse(result=[read_reply(plan, plan.forced, request)])
     runnable, messages = rendered(b, plan, request)
     reply = call_model(runnable, messages, config, **bounds(plan))
     return ModelResponse(result=[read_reply(plan, reply, request)])
@@ -40,8 +38,6 @@ def execute(
 async def aexecute(
     b: Bindings, plan: Plan, request: ModelRequest, config: RunnableConfig
 ) -> ModelResponse:
-    if plan.forced is not None:
-        return ModelResponse(result=[read_reply(plan, plan.forced, request)])
     runnable, messages = rendered(b, plan, request)
     reply = await acall_model(runnable, messages, config, **bounds(plan))
     return ModelResponse(result=[read_reply(plan, reply, request)])
@@ -54,20 +50,21 @@ def rendered(b: Bindings, plan: Plan, request: ModelRequest) -> tuple[Runnable, 
     messages = protocols.request_messages(plan.protocol, request.messages, tools, system)
     same = (
         request.model is b.chat_model(plan.ctx)
-        and [t.name for t in tools] == [t.name for t in plan.offered]
+        and [t.name for t in tools] == [t.name for t in plan.tools]
         and len(tools) == len(request.tools)
         and request.tool_choice is None
         and not request.model_settings
     )
     if same:
         return plan.runnable, messages
-    runnable = b.bound(
+    default = request.model is b.chat_model(plan.ctx)
+    runnable = b.bound(  # cached when only the tools changed (a policy narrowed them)
         plan.ctx,
         plan.protocol,
         tools,
         plan.local,
         plan.quotes,
-        model=request.model,
+        model=None if default else request.model,
         provider_tools=[t for t in request.tools if isinstance(t, dict)],
         tool_choice=request.tool_choice,
         settings=request.model_settings,

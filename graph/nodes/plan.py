@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain.agents.middleware import ModelRequest
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.runnables import Runnable
 from langgraph.graph.message import add_messages
 from langgraph.runtime import get_runtime
@@ -28,7 +28,6 @@ from graph.nodes.model_call import ReplyTooLong
 from graph.nodes.turn import new_turn
 from graph.protocols import tool_results_after_calls
 from graph.protocols.native import DEFAULT_INSTRUCTIONS
-from graph.protocols.text.observations import QUOTED_THOUGHT
 from graph.redaction import redact
 from graph.settings import AgentContext
 from graph.state import AgentState
@@ -36,10 +35,6 @@ from graph.steps import latest_observations, run_messages
 
 # supersteps after think that still end through finish: review, act, observe, finish
 AFTER_THINK = 4
-WRAP_UP = (
-    "You have used all {steps} steps. Do not call any more tools. From what you have found so "
-    "far, give your best answer now"
-)
 
 
 @dataclass
@@ -53,14 +48,12 @@ class Plan:
     runnable: Runnable | None = None  # the default binding of the default model and tools
     request: ModelRequest | None = None
     tools: list[Any] = field(default_factory=list)  # the run's tools (what act can run)
-    offered: list[Any] = field(default_factory=list)  # the tools this step offers the model
     quotes: list[str] = field(default_factory=list)
     local: bool = False
     wrap_up: bool = False
     fallback: str | None = None
     done: bool = False
     known_ids: frozenset[str] = frozenset()
-    forced: AIMessage | None = None  # the only reply the grammar allows: no model call needed
 
 
 def prepare(b: Bindings, state: AgentState, protocol: str | None = None) -> Plan:
@@ -82,11 +75,6 @@ def prepare(b: Bindings, state: AgentState, protocol: str | None = None) -> Plan
     plan = Plan(update, run, ctx)
     if not wrap_up and remaining <= AFTER_THINK + b.after_think_hooks:
         return _out_of_room(plan, remaining, view)
-    started = run.get("started_at")
-    if ctx.run_timeout and started and time.time() - started >= ctx.run_timeout:
-        plan.update["status"] = "timeout"
-        plan.done = True
-        return plan
     chosen = protocol or run.get("protocol") or ctx.protocol
     local = b.is_local(ctx)
     if chosen == "auto":
@@ -97,31 +85,21 @@ def prepare(b: Bindings, state: AgentState, protocol: str | None = None) -> Plan
     if list(run.get("approve") or []) != approve:  # rides along: a resume keeps the policy
         plan.update["run"] = {**plan.update.get("run", {}), "approve": approve}
     in_run = run_messages(view, run.get("question_id"))
-    observed = sum(getattr(x, "status", None) == "success" for x in in_run if x.type == "tool")
-    budget_spent = bool(ctx.answer_after) and observed >= ctx.answer_after
-    offered = [] if wrap_up or budget_spent else tools
     conversation = tool_results_after_calls([x for x in view if m.kind_of(x) != "error"])
-    if wrap_up:
-        text = WRAP_UP.format(steps=ctx.max_steps) + (
-            " as a Final Answer." if chosen == "text" else "."
-        )
-        conversation.append(HumanMessage(content=text))
-    plan.protocol, plan.tools, plan.offered, plan.wrap_up = chosen, tools, offered, wrap_up
-    plan.local = local
+    plan.protocol, plan.tools, plan.wrap_up, plan.local = chosen, tools, wrap_up, local
     plan.known_ids = frozenset(x.id for x in view if x.id)
     plan.quotes = b.quotes(ctx, chosen, local, latest_observations(in_run))
-    plan.runnable = b.bound(ctx, chosen, offered, local, plan.quotes)
-    plan.request = ModelRequest(
+    plan.runnable = b.bound(ctx, chosen, tools, local, plan.quotes)
+    seen = {**state, **{k: v for k, v in plan.update.items() if k != "messages"}}
+    seen["run"] = {**run, **plan.update.get("run", {})}  # the bookkeeping as this step sees it
+    plan.request = ModelRequest(  # the loop policies (graph/policies) shape it in the chain
         model=model,
         messages=conversation,
         system_message=SystemMessage(content=ctx.system_prompt or DEFAULT_INSTRUCTIONS),
-        tools=list(offered),
-        state={**state, **{k: v for k, v in plan.update.items() if k != "messages"}},
+        tools=list(tools),
+        state=seen,
         runtime=runtime,
     )
-    if len(plan.quotes) == 1 and not offered and not wrap_up:  # one answer allowed: it is that
-        text = f"Thought: {QUOTED_THOUGHT}\nFinal Answer: {plan.quotes[0]}"
-        plan.forced = AIMessage(content=text, response_metadata={m.QUOTED: True})
     return plan
 
 

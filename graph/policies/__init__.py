@@ -1,0 +1,34 @@
+"""The agent's own loop policies that shape a model call, as LangChain `AgentMiddleware`
+(`wrap_model_call`), one class per file. They run outermost in think's chain, in this order,
+so a user's middleware sees the request they shaped:
+
+- `RunDeadline`: past the run's time limit, no model call is made (status `timeout`);
+- `WrapUp`: after the step limit, one last call with no tools asks for the best answer;
+- `AnswerBudget`: the embedded model gets no tools once it has its results;
+- `QuotedAnswer`: when the grammar allows exactly one answer, it is written without a model
+  call, and the step says so (`react_quoted`).
+
+They add no graph nodes and no channels: what they read is the run's bookkeeping (`run`), one
+delta channel, so they cost no checkpoint rows. Counting the iterations, the repeated-call
+guard and the corrections of unusable replies act after the tools ran, a point LangChain's
+hooks do not have; they stay in `observe`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from langchain.agents.middleware import AgentMiddleware
+
+    from graph.nodes.bindings import Bindings
+
+
+def loop_policies(b: Bindings) -> list[AgentMiddleware]:
+    """The policies, outermost first, for one compiled graph."""
+    from graph.policies.answer_budget import AnswerBudget
+    from graph.policies.quoted_answer import QuotedAnswer
+    from graph.policies.run_deadline import RunDeadline
+    from graph.policies.wrap_up import WrapUp
+
+    return [RunDeadline(b), WrapUp(b), AnswerBudget(b), QuotedAnswer(b)]

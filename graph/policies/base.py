@@ -1,0 +1,40 @@
+"""What the loop policies share: the run's settings and bookkeeping, read from the request."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+
+from graph.settings import AgentContext
+
+Handler = Callable[[ModelRequest], ModelResponse]
+AsyncHandler = Callable[[ModelRequest], Awaitable[ModelResponse]]
+
+
+class LoopPolicy(AgentMiddleware):
+    """A policy with one decision per model call: `shaped` returns the request to send, or
+    the response to give instead of calling the model. The sync and async forms share it."""
+
+    def __init__(self, bindings: Any) -> None:
+        super().__init__()
+        self.bindings = bindings
+
+    def settings(self, request: ModelRequest) -> AgentContext:
+        return self.bindings.context(request.runtime.context)
+
+    @staticmethod
+    def run(request: ModelRequest) -> dict[str, Any]:
+        return (request.state or {}).get("run") or {}
+
+    def shaped(self, request: ModelRequest) -> ModelRequest | ModelResponse:
+        raise NotImplementedError
+
+    def wrap_model_call(self, request: ModelRequest, handler: Handler) -> ModelResponse:
+        shaped = self.shaped(request)
+        return shaped if isinstance(shaped, ModelResponse) else handler(shaped)
+
+    async def awrap_model_call(self, request: ModelRequest, handler: AsyncHandler) -> ModelResponse:
+        shaped = self.shaped(request)
+        return shaped if isinstance(shaped, ModelResponse) else await handler(shaped)
