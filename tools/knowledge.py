@@ -26,6 +26,7 @@ from langchain_core.tools import StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
 from tools._support import env_str
+from tools.knowledge_files import Skipped
 from tools.knowledge_index import connect, index_path, open_synced
 from tools.knowledge_query import Hit, Term, query_terms, search
 from tools.knowledge_text import asks_a_number
@@ -62,14 +63,15 @@ def search_knowledge(query: str, *, limit: int = RESULT_COUNT) -> str:
         raise ToolException(f"The search text {text!r} has no words to search for.")
     db_path, wants_number = index_path(folder), asks_a_number(text)
     try:
-        hits = _with_index(db_path, folder, terms, limit, wants_number)
+        hits, skipped = _with_index(db_path, folder, terms, limit, wants_number)
     except sqlite3.DatabaseError as exc:
         if isinstance(exc, sqlite3.OperationalError):
             raise ToolException(f"The knowledge index {db_path} failed: {exc}.") from None
         db_path.unlink(missing_ok=True)  # not a database (corrupt): rebuild it once
-        hits = _with_index(db_path, folder, terms, limit, wants_number)
+        hits, skipped = _with_index(db_path, folder, terms, limit, wants_number)
+    note = skipped.sentence()
     if not hits:
-        return f"No documents in {folder} match {text!r}."
+        return f"No documents in {folder} match {text!r}." + (f"\n{note}" if note else "")
     entries = [
         f"[{number}] {_clip(hit.path, MAX_PATH_CHARS)} — {_clip(hit.title, MAX_TITLE_CHARS)}\n"
         f"{hit.excerpt}"
@@ -77,9 +79,9 @@ def search_knowledge(query: str, *, limit: int = RESULT_COUNT) -> str:
     ]
     result = "\n\n".join(entries)
     if len(result) > MAX_RESULT_CHARS:
-        note = f"\n[Cut: showing the first {MAX_RESULT_CHARS:,} of {len(result):,} characters.]"
-        result = result[:MAX_RESULT_CHARS].rstrip() + note
-    return result
+        cut = f"\n[Cut: showing the first {MAX_RESULT_CHARS:,} of {len(result):,} characters.]"
+        result = result[:MAX_RESULT_CHARS].rstrip() + cut
+    return result + (f"\n\n{note}" if note else "")
 
 
 def _clip(text: str, limit: int) -> str:
@@ -89,11 +91,11 @@ def _clip(text: str, limit: int) -> str:
 
 def _with_index(
     db_path: Path, folder: Path, terms: list[Term], limit: int, wants_number: bool
-) -> list[Hit]:
+) -> tuple[list[Hit], Skipped]:
     try:
         with connect(db_path) as conn:
-            open_synced(conn, folder)
-            return search(conn, terms, limit, wants_number)
+            skipped = open_synced(conn, folder)
+            return search(conn, terms, limit, wants_number), skipped
     except OSError as exc:
         raise ToolException(f"Cannot open the knowledge index {db_path}: {exc}.") from None
 

@@ -14,8 +14,15 @@ and whatever is read here ends up in the model's context.
   regular file. A link or FIFO swapped in after the scan is refused by the open itself, and a
   FIFO never blocks the tool. (Where `dir_fd` or `O_NOFOLLOW` is missing, e.g. on Windows, the
   path is checked with `lstat` and `resolve` before opening instead.)
+- A regular file with more than one hard link is skipped, when scanning and again when reading
+  (`fstat`): a hard link is a second name for a file that may live anywhere on the same file
+  system (`ln ~/.ssh/notes.txt notes/x.txt`), and no check of the path can tell. The search
+  says how many were skipped (`Skipped`).
 - Hidden files and folders (a leading dot) are skipped; at most `MAX_FILES` documents of at most
   `MAX_FILE_BYTES` each are read, and at most `MAX_ENTRIES` folder entries are looked at.
+- At most `MAX_INDEXED_BYTES` (20 MiB) of documents are indexed, in path order: the trigram
+  index is about 3.5 times the text (60 MB of notes made a 205 MB index), so this keeps it near
+  70 MB. The search says how many files were left out.
 """
 
 from __future__ import annotations
@@ -24,12 +31,40 @@ import errno
 import os
 import re
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 
 SUFFIXES = (".md", ".markdown", ".txt")
 MAX_FILE_BYTES = 1024 * 1024
 MAX_FILES = 20_000
 MAX_ENTRIES = 200_000
+MAX_INDEXED_BYTES = 20 * 1024 * 1024
+
+
+@dataclass
+class Skipped:
+    """Documents a scan left out, for the sentence the search adds."""
+
+    linked: int = 0  # regular files with more than one hard link
+    over_cap: int = 0  # files past MAX_INDEXED_BYTES
+
+    def sentence(self) -> str:
+        """One line per reason, or "" when nothing was left out."""
+        lines = []
+        if self.linked:
+            files = "file was" if self.linked == 1 else "files were"
+            lines.append(
+                f"[{self.linked} {files} skipped for having more than one hard link: a hard "
+                f"link can make a file from outside the folder look like a note.]"
+            )
+        if self.over_cap:
+            files = "file was" if self.over_cap == 1 else "files were"
+            lines.append(
+                f"[Only the first {_size(MAX_INDEXED_BYTES)} of notes are searched; "
+                f"{self.over_cap} {files} left out.]"
+            )
+        return "\n".join(lines)
+
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _FILE_FLAGS = (
@@ -47,9 +82,16 @@ _ATX = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
 _SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
 
 
-def scan(folder: Path) -> dict[str, tuple[int, int]]:
-    """{relative posix path: (mtime_ns, size)} of the documents: regular `.md`/`.txt` files,
-    found without following links, hidden ones skipped."""
+def _size(count: int) -> str:
+    mib = 1024 * 1024
+    return f"{count // mib} MiB" if count % mib == 0 else f"{count:,} bytes"
+
+
+def scan(folder: Path, skipped: Skipped | None = None) -> dict[str, tuple[int, int]]:
+    """{relative posix path: (mtime_ns, size)} of the documents: regular `.md`/`.txt` files with
+    one link, found without following links, hidden ones skipped, up to `MAX_INDEXED_BYTES`.
+    What was left out is counted in `skipped`."""
+    skipped = skipped if skipped is not None else Skipped()
     found: dict[str, tuple[int, int]] = {}
     pending = [""]
     visited = 0
@@ -74,10 +116,26 @@ def scan(folder: Path) -> dict[str, tuple[int, int]]:
             if stat.S_ISDIR(info.st_mode):
                 pending.append(path)
             elif stat.S_ISREG(info.st_mode) and entry.name.lower().endswith(SUFFIXES):
+                if info.st_nlink > 1:
+                    skipped.linked += 1
+                    continue
                 found[path] = (info.st_mtime_ns, info.st_size)
                 if len(found) >= MAX_FILES:
-                    return found
-    return dict(sorted(found.items()))
+                    return _capped(found, skipped)
+    return _capped(found, skipped)
+
+
+def _capped(found: dict[str, tuple[int, int]], skipped: Skipped) -> dict[str, tuple[int, int]]:
+    """The documents in path order, up to `MAX_INDEXED_BYTES` of what will be read."""
+    kept: dict[str, tuple[int, int]] = {}
+    total = 0
+    for path, (mtime, size) in sorted(found.items()):
+        total += min(size, MAX_FILE_BYTES)
+        if total > MAX_INDEXED_BYTES:
+            skipped.over_cap += 1
+            continue
+        kept[path] = (mtime, size)
+    return kept
 
 
 def read_document(folder: Path, relative: str) -> str | None:
@@ -92,8 +150,9 @@ def read_document(folder: Path, relative: str) -> str | None:
     if fd is None:
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None  # a FIFO, socket or device swapped in after the scan
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
+            return None  # a FIFO, socket, device or hard link swapped in after the scan
         chunks: list[bytes] = []
         size = 0
         while size < MAX_FILE_BYTES:

@@ -28,7 +28,7 @@ from pathlib import Path
 from langchain_core.tools import ToolException
 
 from graph.support.files import private_dir, private_file, state_dir
-from tools.knowledge_files import document_title, read_document, scan
+from tools.knowledge_files import Skipped, document_title, read_document, scan
 
 BUSY_TIMEOUT_S = 5.0
 SCHEMA_VERSION = 1
@@ -105,9 +105,9 @@ def _delete(conn: sqlite3.Connection, path: str) -> None:
     conn.execute("DELETE FROM documents WHERE id = ?", (row[0],))
 
 
-def _sync(conn: sqlite3.Connection, folder: Path) -> None:
+def _sync(conn: sqlite3.Connection, folder: Path, skipped: Skipped) -> None:
     """Bring the index up to date with the files (path + mtime + size) in one transaction."""
-    files = scan(folder)
+    files = scan(folder, skipped)
     if files == _stored(conn):
         return
     conn.execute("BEGIN IMMEDIATE")
@@ -145,14 +145,16 @@ def _is_busy(exc: sqlite3.OperationalError) -> bool:
     return "locked" in text or "busy" in text
 
 
-def open_synced(conn: sqlite3.Connection, folder: Path) -> None:
+def open_synced(conn: sqlite3.Connection, folder: Path) -> Skipped:
     """Schema + sync, retried while another process holds the lock; a stale index is used if
-    the lock never frees, an empty one is an error."""
+    the lock never frees, an empty one is an error. What the scan left out is returned."""
+    skipped = Skipped()
     for attempt in range(3):
         try:
+            skipped = Skipped()
             _ensure_schema(conn, folder)
-            _sync(conn, folder)
-            return
+            _sync(conn, folder, skipped)
+            return skipped
         except sqlite3.OperationalError as exc:
             if not _is_busy(exc):
                 raise
@@ -163,3 +165,4 @@ def open_synced(conn: sqlite3.Connection, folder: Path) -> None:
         raise ToolException(
             f"The knowledge index for {folder} is busy (locked by another process); try again."
         ) from None
+    return skipped

@@ -108,7 +108,9 @@ def test_a_file_swapped_for_a_fifo_after_the_scan_is_skipped(
     before = scan(hostile)
     (hostile / "real.md").unlink()
     os.mkfifo(hostile / "real.md")
-    monkeypatch.setattr("tools.knowledge_index.scan", lambda folder: before)  # the stale view
+    monkeypatch.setattr(
+        "tools.knowledge_index.scan", lambda folder, skipped=None: before
+    )  # the stale view
     assert search_knowledge("roses").startswith("[1] sub/inner.md")
     assert "gardener" not in search_knowledge("roses")
 
@@ -129,3 +131,69 @@ def test_links_indexed_by_an_older_version_are_dropped(hostile: Path) -> None:
         assert conn.execute(
             "SELECT count(*) FROM documents WHERE path = 'secret.md'"
         ).fetchone() == (0,)
+
+
+# -- hard links (issue 27) and the size of the index ---------------------------------------------
+
+LINKED = "[1 file was skipped for having more than one hard link: a hard link can make a file "
+LINKED += "from outside the folder look like a note.]"
+
+
+def test_a_hard_link_out_of_the_folder_is_not_indexed_and_the_search_says_so(
+    hostile: Path, tmp_path: Path
+) -> None:
+    try:
+        os.link(tmp_path / "outside" / "passwd.md", hostile / "linked.md")
+    except OSError as exc:  # a file system without hard links
+        pytest.skip(f"no hard links here: {exc}")
+    assert "linked.md" not in scan(hostile)
+    assert read_document(hostile, "linked.md") is None  # also when reading, after any scan
+    result = search_knowledge("TOPSECRET password line")
+    assert result.startswith("No documents in ") and "root:x:0:0" not in result
+    assert result.endswith("\n" + LINKED)
+    found = search_knowledge("gardener roses")
+    assert found.startswith("[1] real.md — Real note") and found.endswith("\n\n" + LINKED)
+
+
+def test_a_file_hard_linked_after_it_was_indexed_is_dropped(hostile: Path, tmp_path: Path) -> None:
+    assert "gardener" in search_knowledge("gardener roses")
+    os.link(hostile / "real.md", tmp_path / "outside" / "second-name.md")
+    result = search_knowledge("gardener roses")
+    assert "gardener" not in result and result.endswith(LINKED)
+
+
+def test_the_indexed_notes_are_capped_and_the_search_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder of many notes builds an index bounded by MAX_INDEXED_BYTES (lowered here to
+    keep the test small): the notes past it, in path order, are left out, with a sentence."""
+    cap = 64 * 1024
+    monkeypatch.setattr(knowledge_files, "MAX_INDEXED_BYTES", cap)
+    notes = tmp_path / "many"
+    notes.mkdir()
+    words = " ".join(f"word{n}" for n in range(1500))  # about 13 KB of distinct trigrams
+    for n in range(30):
+        (notes / f"note{n:02}.md").write_text(f"# Note {n}\nmarker{n:02}x {words}\n")
+    monkeypatch.setenv("REACT_AGENT_KB_DIR", str(notes))
+    kept = scan(notes)
+    assert list(kept) == [f"note{n:02}.md" for n in range(len(kept))] and 0 < len(kept) < 30
+    assert sum(size for _, size in kept.values()) <= cap
+    result = search_knowledge("marker00x")
+    assert result.startswith("[1] note00.md — Note 0")
+    left = 30 - len(kept)
+    assert result.endswith(
+        f"[Only the first 65,536 bytes of notes are searched; {left} files were left out.]"
+    )
+    assert search_knowledge("marker29x").startswith("No documents in ")
+    index = index_path(notes)
+    assert index.stat().st_size < 40 * cap  # bounded by the cap, not by the 400 KB of notes
+    assert knowledge_files.Skipped(over_cap=1).sentence() == (
+        "[Only the first 65,536 bytes of notes are searched; 1 file was left out.]"
+    )
+
+
+def test_the_default_cap_is_20_mib() -> None:
+    assert knowledge_files.MAX_INDEXED_BYTES == 20 * 1024 * 1024
+    assert knowledge_files.Skipped(over_cap=3).sentence() == (
+        "[Only the first 20 MiB of notes are searched; 3 files were left out.]"
+    )

@@ -14,11 +14,10 @@ from hypothesis import strategies as st
 from langchain_core.tools import ToolException
 
 from tools import knowledge_index
-from tools.knowledge import SAMPLE_DIR, knowledge_search, notes_affinity, search_knowledge
+from tools.knowledge import SAMPLE_DIR, knowledge_search, search_knowledge
 from tools.knowledge_files import document_title
 from tools.knowledge_index import index_path
 from tools.knowledge_query import Term, _placement, excerpt, excerpt_and_score, query_terms
-from tools.knowledge_synonyms import GROUPS, PHRASES, phrase_words, related_words
 from tools.knowledge_text import asks_a_number, sections, sentences
 
 CHECKPOINTS = """# Checkpoints
@@ -365,12 +364,12 @@ Checkpoints are stored in a local SQLite file or in PostgreSQL.
     ("word", "expected"),
     [
         ("agents", ["agent"]),
-        ("stored", ["store", "stor"]),
+        ("stored", ["store"]),
         ("resuming", ["resum"]),
-        ("running", ["runn", "run"]),
+        ("running", ["run"]),
         ("quickly", ["quick"]),
         ("agent's", []),  # the apostrophe splits the word: "agent" and "s"
-        ("stories", ["story"]),
+        ("stories", ["stori"]),  # Snowball's stem: it matches "story" too
         ("process", []),
         ("big", []),
     ],
@@ -501,40 +500,6 @@ def test_a_stem_inside_another_word_counts_little(corpus: Path) -> None:
     assert _placement("deleted", 2, 3, True) < _placement("lets go", 0, 3, True)
 
 
-def test_a_word_of_the_same_meaning_finds_the_sentence_and_counts_less(corpus: Path) -> None:
-    rewrite(
-        corpus / "switches.md",
-        "# Switches\n\nThe agent ships six tools.\n\n"
-        "`AGENT_TOOLS` picks tools by name; when it is unset every tool is enabled.\n",
-    )
-    result = search_knowledge("Which variable chooses the tools that are switched on?")
-    assert result.startswith("[1] switches.md — Switches\n`AGENT_TOOLS` picks tools by name")
-    terms = {t.text: t for t in query_terms("choose what is switched on")}
-    assert terms["pick"].related and terms["enable"].related
-    assert terms["pick"].weight < terms["choose"].weight == 1.0
-    related = [t.related for t in terms.values()]
-    assert related == sorted(related)  # the question's own words come first
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("Is it switched on?", [("switched on", "enable")]),
-        ("What is ReAct short for", [("short for", "stands")]),
-        ("a short pause", []),
-    ],
-)
-def test_two_word_phrases(text: str, expected: list[tuple[str, str]]) -> None:
-    assert phrase_words(text) == expected
-
-
-def test_every_word_sits_in_one_group_only() -> None:
-    words = [word for group in GROUPS for word in group.split()]
-    assert len(words) == len(set(words))
-    assert all(" " not in target and " " in phrase for phrase, target in PHRASES.items())
-    assert related_words("choose") == ["pick", "select"] and related_words("unknown") == []
-
-
 def test_a_word_rare_among_the_sentences_outweighs_a_common_one(corpus: Path) -> None:
     rewrite(
         corpus / "kit.md",
@@ -544,41 +509,6 @@ def test_a_word_rare_among_the_sentences_outweighs_a_common_one(corpus: Path) ->
     # three common words against two rare ones
     result = search_knowledge("Can the calculator tool use the network safely?")
     assert result.startswith("[1] kit.md — Kit\nThe calculator is parsed safely.")
-
-
-def test_notes_affinity_is_high_for_what_the_notes_answer(
-    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    assert notes_affinity("Can a thread resume after a crash?") > 0.5
-    assert notes_affinity("What is 17 * 23?") == 0.0
-    assert notes_affinity("") == 0.0
-    monkeypatch.setenv("REACT_AGENT_KB_DIR", str(tmp_path / "missing"))
-    assert notes_affinity("Can a thread resume after a crash?") == 0.0
-
-
-@pytest.mark.parametrize(
-    ("question", "affinity"),
-    [
-        ("According to the Chinese weather note, what does the observation include?", 1.0),
-        ("what port does staging use? check my docs", 1.0),
-        ("Look it up in my notes: who owns the backup job?", 1.0),
-        ("我的笔记里周会是星期几？", 1.0),
-        ("查一下文档：默认时区是什么？", 1.0),
-        ("What is the weather in Paris today?", 0.0),
-        # a note that is not the notes
-        ("Note: what is 17 * 23?", 0.0),
-        ("Please note, what time is it in Tokyo?", 0.0),
-        ("How many notes are in an octave?", 0.0),
-        ("Fetch the docs at https://docs.python.org/3/", 0.0),
-        ("笔记本电脑多少钱？", 0.0),
-    ],
-)
-def test_a_question_that_names_the_notes_is_about_them_whatever_its_words_score(
-    question: str, affinity: float, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    (tmp_path / "empty.md").write_text("# Empty\n\nNothing here.\n", encoding="utf-8")
-    monkeypatch.setenv("REACT_AGENT_KB_DIR", str(tmp_path))
-    assert notes_affinity(question) == affinity
 
 
 def test_a_heading_is_never_the_excerpt_s_first_line() -> None:
