@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import uuid
+from dataclasses import replace
 from typing import Any
 
 from langchain.agents.middleware import ModelRequest, ModelResponse
@@ -23,6 +24,7 @@ from graph import protocols
 from graph.nodes.bindings import Bindings
 from graph.nodes.model_call import acall_model, call_model
 from graph.nodes.plan import Plan, bounds
+from graph.policies.text_fallback import FALLBACK_SETTING, PROTOCOL_SETTING
 from graph.protocols.text.prompts import OBSERVATION
 from graph.tooling.runner import ArgumentsError, coerce_arguments
 
@@ -30,6 +32,7 @@ from graph.tooling.runner import ArgumentsError, coerce_arguments
 def execute(
     b: Bindings, plan: Plan, request: ModelRequest, config: RunnableConfig
 ) -> ModelResponse:
+    plan, request = for_this_call(b, plan, request)
     runnable, messages = rendered(b, plan, request)
     reply = call_model(runnable, messages, config, **bounds(plan))
     return ModelResponse(result=[read_reply(plan, reply, request)])
@@ -38,9 +41,24 @@ def execute(
 async def aexecute(
     b: Bindings, plan: Plan, request: ModelRequest, config: RunnableConfig
 ) -> ModelResponse:
+    plan, request = for_this_call(b, plan, request)
     runnable, messages = rendered(b, plan, request)
     reply = await acall_model(runnable, messages, config, **bounds(plan))
     return ModelResponse(result=[read_reply(plan, reply, request)])
+
+
+def for_this_call(b: Bindings, plan: Plan, request: ModelRequest) -> tuple[Plan, ModelRequest]:
+    """The plan for this call: another protocol when a policy asked for one (the native-to-text
+    fallback), with the request's own settings only."""
+    if PROTOCOL_SETTING not in request.model_settings:
+        return plan, request
+    settings = dict(request.model_settings)
+    protocol = settings.pop(PROTOCOL_SETTING)
+    fallback = settings.pop(FALLBACK_SETTING, None)
+    quotes = b.quotes(plan.ctx, protocol, plan.local, [])
+    runnable = b.bound(plan.ctx, protocol, plan.tools, plan.local, quotes)
+    changed = replace(plan, protocol=protocol, fallback=fallback, quotes=quotes, runnable=runnable)
+    return changed, request.override(model_settings=settings)
 
 
 def rendered(b: Bindings, plan: Plan, request: ModelRequest) -> tuple[Runnable, list[Any]]:

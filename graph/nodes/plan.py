@@ -51,12 +51,12 @@ class Plan:
     quotes: list[str] = field(default_factory=list)
     local: bool = False
     wrap_up: bool = False
-    fallback: str | None = None
+    fallback: str | None = None  # why this call went as text (NativeToTextFallback)
     done: bool = False
     known_ids: frozenset[str] = frozenset()
 
 
-def prepare(b: Bindings, state: AgentState, protocol: str | None = None) -> Plan:
+def prepare(b: Bindings, state: AgentState) -> Plan:
     reset = new_turn(state)
     run = {**(state.get("run") or {}), **((reset or {}).get("run") or {})}
     update: dict[str, Any] = dict(reset or {})
@@ -75,7 +75,7 @@ def prepare(b: Bindings, state: AgentState, protocol: str | None = None) -> Plan
     plan = Plan(update, run, ctx)
     if not wrap_up and remaining <= AFTER_THINK + b.after_think_hooks:
         return _out_of_room(plan, remaining, view)
-    chosen = protocol or run.get("protocol") or ctx.protocol
+    chosen = run.get("protocol") or ctx.protocol
     local = b.is_local(ctx)
     if chosen == "auto":
         chosen = "text" if local or factory.known_text_only(ctx.model) else "native"
@@ -116,29 +116,12 @@ def _out_of_room(plan: Plan, remaining: int, view: list[BaseMessage]) -> Plan:
     return plan
 
 
-def fallback_plan(b: Bindings, state: AgentState, plan: Plan, exc: Exception) -> Plan | None:
-    """Under `auto`, a native request the endpoint refused for its tools is sent as text."""
-    if plan.ctx.protocol != "auto" or plan.protocol != "native":
-        return None
-    if not factory.tools_unsupported(exc):
-        return None
-    retry = prepare(b, state, protocol="text")
-    if retry.done:
-        return None
-    retry.fallback = (
-        f"The endpoint refused tools ({factory.error_message(exc)}); this run continues with "
-        "the text ReAct protocol."
-    )
-    return retry
-
-
-def retry_or_fail(b: Bindings, state: AgentState, plan: Plan, exc: Exception) -> Plan | dict:
-    """The text-protocol retry of a native request the endpoint refused for its tools (once),
-    or the run's error update."""
+def failure(plan: Plan, exc: Exception) -> dict[str, Any]:
+    """The run's update when its model call failed: `timeout` when the run's own deadline
+    passed (not the endpoint's), else the error in one sentence."""
     if isinstance(exc, TimeoutError) and run_time_left(plan) <= 0.1:
-        return {**plan.update, "status": "timeout"}  # the run's deadline, not the endpoint's
-    retry = None if plan.fallback else fallback_plan(b, state, plan, exc)
-    return retry if retry is not None else failed(plan, exc)
+        return {**plan.update, "status": "timeout"}
+    return failed(plan, exc)
 
 
 def failed(plan: Plan, exc: Exception) -> dict[str, Any]:

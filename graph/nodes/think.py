@@ -25,7 +25,7 @@ from graph.middleware.chain import achain_model_call, chain_model_call
 from graph.middleware.hooks import observations_marked
 from graph.nodes.bindings import Bindings
 from graph.nodes.model_request import aexecute, execute
-from graph.nodes.plan import Plan, prepare, retry_or_fail
+from graph.nodes.plan import Plan, failure, prepare
 from graph.state import AgentState
 from graph.usage import counted, with_tokens
 
@@ -35,30 +35,31 @@ def make_think(b: Bindings) -> tuple[Any, Any]:
 
     def think(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
         with counted() as tokens:
-            plan: Plan | dict[str, Any] = prepare(b, state)
-            while isinstance(plan, Plan) and not plan.done:
+            plan = prepare(b, state)
+            if plan.done:
+                update = plan.update
+            else:
                 chain = chain_model_call(b.model_layers, partial(execute, b, plan, config=config))
                 try:
-                    response, commands = chain(plan.request)
+                    update = decide(plan, *chain(plan.request))
                 except Exception as exc:
-                    plan = retry_or_fail(b, state, plan, exc)
-                    continue
-                plan = decide(plan, response, commands)
-        return with_tokens(state, plan if isinstance(plan, dict) else plan.update, tokens)
+                    update = failure(plan, exc)
+        return with_tokens(state, update, tokens)
 
     async def athink(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
         await _load_tools(b)
         with counted() as tokens:
-            plan: Plan | dict[str, Any] = prepare(b, state)
-            while isinstance(plan, Plan) and not plan.done:
-                chain = achain_model_call(b.model_layers, partial(aexecute, b, plan, config=config))
+            plan = prepare(b, state)
+            if plan.done:
+                update = plan.update
+            else:
+                call = partial(aexecute, b, plan, config=config)
+                chain = achain_model_call(b.model_layers, call)
                 try:
-                    response, commands = await chain(plan.request)
+                    update = decide(plan, *(await chain(plan.request)))
                 except Exception as exc:
-                    plan = retry_or_fail(b, state, plan, exc)
-                    continue
-                plan = decide(plan, response, commands)
-        return with_tokens(state, plan if isinstance(plan, dict) else plan.update, tokens)
+                    update = failure(plan, exc)
+        return with_tokens(state, update, tokens)
 
     return think, athink
 
@@ -79,11 +80,13 @@ def decide(plan: Plan, response: ModelResponse, commands: list[Command]) -> dict
         update["structured_response"] = response.structured_response
     messages = [*update.get("messages", []), *_unique(written, plan)]
     write = get_stream_writer()
-    if plan.fallback:
-        write({"event": "fallback", "text": plan.fallback})
     if step is None:
         run = {**update.get("run", {}), "invalid": "the model returned no reply", "review": []}
         return {**update, "run": run, "messages": messages}
+    fallback = step.response_metadata.get(m.FALLBACK)
+    if fallback:  # the rest of the run keeps to the text protocol
+        write({"event": "fallback", "text": fallback})
+        update["run"] = {**update.get("run", {}), "protocol": "text"}
     kind = m.kind_of(step) or ("step" if step.tool_calls else "answer")
     thought = step.response_metadata.get(m.THOUGHT) or (step.text if step.tool_calls else "")
     if thought:

@@ -6,7 +6,8 @@ so a user's middleware sees the request they shaped:
 - `WrapUp`: after the step limit, one last call with no tools asks for the best answer;
 - `AnswerBudget`: the embedded model gets no tools once it has its results;
 - `QuotedAnswer`: when the grammar allows exactly one answer, it is written without a model
-  call, and the step says so (`react_quoted`).
+  call, and the step says so (`react_quoted`);
+- `NativeToTextFallback`: under `auto`, a request refused for its tools goes again as text.
 
 They add no graph nodes and no channels: what they read is the run's bookkeeping (`run`), one
 delta channel, so they cost no checkpoint rows. Counting the iterations, the repeated-call
@@ -29,6 +30,7 @@ def loop_policies(b: Bindings) -> list[AgentMiddleware]:
     from graph.policies.answer_budget import AnswerBudget
     from graph.policies.quoted_answer import QuotedAnswer
     from graph.policies.run_deadline import RunDeadline
+    from graph.policies.text_fallback import NativeToTextFallback
     from graph.policies.wrap_up import WrapUp
 
-    return [RunDeadline(b), WrapUp(b), AnswerBudget(b), QuotedAnswer(b)]
+    return [RunDeadline(b), WrapUp(b), AnswerBudget(b), QuotedAnswer(b), NativeToTextFallback(b)]
