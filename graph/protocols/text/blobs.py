@@ -55,6 +55,7 @@ _DEPTH_LIMIT = 64
 _DECODER = json.JSONDecoder(strict=False)
 _OPENING = re.compile(r"[{\[]")
 _BRACKET_OR_QUOTE = re.compile(r"[{}\[\]\"']")
+_BRACKET_OR_APOSTROPHE = re.compile(r"[{}\[\]']")
 _STRING_REST = {  # the rest of a string after its opening quote (a stray apostrophe: None)
     '"': re.compile(r'[^"\\]*(?:\\.[^"\\]*)*"'),
     "'": re.compile(r"[^'\\\n]*(?:\\.[^'\\\n]*)*'"),
@@ -82,10 +83,10 @@ def balanced_end(text: str, start: int) -> int | None:
     text for `"`, the end of the line for `'`), since the match from a later quote is a suffix
     of the failed one. Those quotes are skipped without a match, so the scan stays linear (it
     was quadratic on `\\"` repeated with no closing quote)."""
-    depth, pos = 0, start
+    depth, pos, tokens = 0, start, _BRACKET_OR_QUOTE
     dead_until = {'"': -1, "'": -1}  # quotes before this position cannot open a string
     while True:
-        token = _BRACKET_OR_QUOTE.search(text, pos)
+        token = tokens.search(text, pos)
         if token is None:
             return None
         char, pos = token.group(), token.end()
@@ -97,6 +98,7 @@ def balanced_end(text: str, start: int) -> int | None:
                 pos = closing.end()
             elif char == '"':
                 dead_until['"'] = len(text)
+                tokens = _BRACKET_OR_APOSTROPHE  # no '"' can open a string any more
             else:
                 line_end = text.find("\n", pos)
                 dead_until["'"] = len(text) if line_end < 0 else line_end
