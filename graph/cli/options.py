@@ -22,6 +22,7 @@ EXIT = {
     "max_steps": 3,
     "stuck": 3,
     "timeout": 3,
+    "stopped": 3,  # a middleware ended the run
     "paused": 4,
     "busy": 5,
     "broken_pipe": 141,  # stdout's reader went away (128 + SIGPIPE, as a shell reports it)

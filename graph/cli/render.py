@@ -67,6 +67,11 @@ class StepPrinter:
             self.lines.write("Note:", "yellow", text)
         elif kind == "answer":
             self.lines.write("Final Answer:", "bold", text)
-        elif kind == "final" and event.get("status") in ("max_steps", "stuck", "timeout"):
+        elif kind == "final" and event.get("status") in (
+            "max_steps",
+            "stuck",
+            "timeout",
+            "stopped",
+        ):
             answer = visible(str(event.get("answer") or ""), multiline=True)
             self.lines.write("Stopped:", "bold yellow", answer)

@@ -131,6 +131,7 @@ def report(values: dict[str, Any], thread_id: str, paused: bool, as_json: bool, 
             "answer": values.get("answer"),
             "error": redact(values["error"]) if values.get("error") else values.get("error"),
             "steps": steps_of(values),
+            "usage": values.get("usage"),
         }
         sys.stdout.write(json_text(summary, indent=2) + "\n")
     elif paused and url == "memory":
@@ -140,6 +141,12 @@ def report(values: dict[str, Any], thread_id: str, paused: bool, as_json: bool, 
     else:
         if status == "error":
             error(redact(values.get("error")))
+        usage = values.get("usage") or {}
+        if usage.get("total_tokens"):
+            say(
+                f"tokens: {usage.get('input_tokens', 0):,} in, {usage.get('output_tokens', 0):,} "
+                f"out, {usage['total_tokens']:,} in all"
+            )
         say(closing_line(thread_id, url))
     raise Stop("", EXIT.get(status, 1))
 

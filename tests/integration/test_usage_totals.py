@@ -77,3 +77,23 @@ def test_a_new_run_counts_from_zero() -> None:
         agent.invoke({"messages": [("user", "one")]}, config)
         second = agent.invoke({"messages": [("user", "two")]}, config)
     assert second["usage"] == {"input_tokens": 20, "output_tokens": 2, "total_tokens": 22}
+
+
+def test_the_cli_prints_the_total_and_json_carries_it(tmp_path) -> None:
+    import json
+
+    from tests.support.cli import cli_env, run_cli
+
+    script = [step("text"), final("text", (150, 5))]
+    with ScriptedOpenAIServer(script * 2) as server:
+        env = cli_env(server.base_url, tmp_path / "state")
+        args = ["ask", "weather in Oslo?", "--protocol", "text", "--tools", "calculator"]
+        shown = run_cli(*args, "--checkpointer", "memory", env=env)
+        data = run_cli(*args, "--checkpointer", "memory", "--json", env=env)
+    assert shown.returncode == 0, shown.stderr
+    assert "tokens: 250 in, 15 out, 265 in all" in shown.stderr
+    assert json.loads(data.stdout)["usage"] == {
+        "input_tokens": 250,
+        "output_tokens": 15,
+        "total_tokens": 265,
+    }
