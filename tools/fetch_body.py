@@ -73,7 +73,8 @@ _RAW_TEXT_TAGS = frozenset(
 _WHITESPACE = re.compile(r"\s+")
 # Every pattern below matches in time bounded by what it consumes (no nested repetition), so a
 # failed match is never retried further on: the scanner then takes the rest of the document.
-_MARKUP_START = re.compile(r"<[A-Za-z!?/]")
+# Where markup may start; a tag without attributes is read by the same match.
+_MARKUP_START = re.compile(r"<(?:(?P<slash>/?)(?P<name>[A-Za-z][^\s/>]*)>|(?=[A-Za-z!?/]))")
 _SIMPLE_TAG = re.compile(r"<([A-Za-z][^\s/>]*)\s*>")  # no attributes: the common case
 _TAG_NAME = re.compile(r"[A-Za-z][^\s/>]*")
 _ATTRIBUTE = re.compile(r"[\s/]*([^\s/>][^\s/>=]*)(\s*=\s*)?")
@@ -101,6 +102,17 @@ class _Scanner:
             found = _MARKUP_START.search(markup, pos)
             if found is None:
                 break
+            tag, closing = found.group("name"), found.group("slash")
+            if tag is not None and (closing or tag.lower() not in _RAW_TEXT_TAGS):
+                # a tag without attributes, the common case, read here in one step
+                if found.start() > text_start:
+                    self._text(markup[text_start : found.start()])
+                if closing:
+                    self._end_tag(tag.lower())
+                else:
+                    self._start_tag(tag.lower(), {})
+                pos = text_start = found.end()
+                continue
             # A '<' that starts nothing ('a < b', '<3') stays in the text.
             pos = text_start = self._markup(markup, found.start(), text_start)
         if text_start < end:
