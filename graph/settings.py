@@ -186,13 +186,20 @@ class AgentContext(BaseModel):
         "How approvals pause (HumanInTheLoopMiddleware's interrupt_mode): batched = one pause "
         "per step for all its calls; per_call = one pause per call, as it starts.",
     )  # fmt: skip
+    fallback_models: list[str] = _setting(
+        list, "REACT_AGENT_FALLBACK_MODELS", "operator",
+        "Models that take over, in order, when the endpoint fails with a connection error, "
+        "429 or 5xx: `model`, `model|base_url` or `model|base_url|KEY_VARIABLE`, comma-separated.",
+    )  # fmt: skip
     middleware: list[str] = _setting(
         list, "REACT_AGENT_MIDDLEWARE", "operator",
         "LangChain AgentMiddleware to run, by import path (`module:attr`, comma-separated): "
         "an instance, a class taking no arguments, or a function returning one or a list.",
     )  # fmt: skip
 
-    @field_validator("tools", "approve", "allowed_models", "middleware", mode="before")
+    @field_validator(
+        "tools", "approve", "allowed_models", "middleware", "fallback_models", mode="before"
+    )
     @classmethod
     def _split_names(cls, value: Any, info: Any) -> Any:
         if isinstance(value, str):

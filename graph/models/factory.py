@@ -11,6 +11,7 @@ import os
 import re
 from collections.abc import Mapping
 from functools import lru_cache
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
@@ -129,6 +130,24 @@ def _chat_openai(
     )
 
 
+def fallback_model(entry: str, ctx: AgentContext, env: Mapping[str, str] | None = None) -> Any:
+    """The model a `fallback_models` entry names: `model`, `model|base_url` or
+    `model|base_url|KEY_VARIABLE` (the endpoint and key default to the run's own)."""
+    env = os.environ if env is None else env
+    name, base_url, key_env = ([*entry.split("|"), "", ""])[:3]
+    if not name.strip():
+        raise ConfigError(f"REACT_AGENT_FALLBACK_MODELS entry {entry!r} names no model.")
+    key = env.get(key_env.strip() or ctx.api_key_env, "").strip()
+    return _chat_openai(
+        name.strip(),
+        base_url.strip() or ctx.base_url,
+        key or NO_KEY_NEEDED,
+        ctx.temperature,
+        ctx.model_timeout,
+        ctx.max_retries,
+    )
+
+
 def endpoint_name(ctx: AgentContext) -> str:
     return ctx.base_url or "https://api.openai.com/v1"
 
@@ -141,6 +160,17 @@ def tools_unsupported(exc: BaseException) -> bool:
     if status not in (400, 404, 422, 500, 501):
         return False
     return bool(_TOOLS_UNSUPPORTED.search(_message(exc)))
+
+
+def endpoint_failed(exc: BaseException) -> bool:
+    """A failure another endpoint may not have: the endpoint unreachable, a 429 or a 5xx.
+    Not the run's own deadline, a reply past the cap, or tools refused (the text fallback's)."""
+    if isinstance(exc, TimeoutError) or tools_unsupported(exc):
+        return False
+    if _is(exc, "APIConnectionError") or type(exc).__name__ in ("ConnectError", "ConnectTimeout"):
+        return True  # the SDK's APITimeoutError is an APIConnectionError too
+    status = getattr(exc, "status_code", None)
+    return isinstance(status, int) and (status == 429 or status >= 500)
 
 
 def describe_failure(exc: BaseException, ctx: AgentContext, *, secret: str | None = None) -> str:

@@ -7,7 +7,9 @@ so a user's middleware sees the request they shaped:
 - `AnswerBudget`: the embedded model gets no tools once it has its results;
 - `QuotedAnswer`: when the grammar allows exactly one answer, it is written without a model
   call, and the step says so (`react_quoted`);
-- `NativeToTextFallback`: under `auto`, a request refused for its tools goes again as text.
+- `NativeToTextFallback`: under `auto`, a request refused for its tools goes again as text;
+- `EndpointFallback`: the operator's `fallback_models` take over on a connection error, a
+  429 or a 5xx (LangChain's `ModelFallbackMiddleware`, with the agent's rule of when).
 
 They add no graph nodes and no channels: what they read is the run's bookkeeping (`run`), one
 delta channel, so they cost no checkpoint rows. Counting the iterations, the repeated-call
@@ -28,9 +30,17 @@ if TYPE_CHECKING:
 def loop_policies(b: Bindings) -> list[AgentMiddleware]:
     """The policies, outermost first, for one compiled graph."""
     from graph.policies.answer_budget import AnswerBudget
+    from graph.policies.endpoint_fallback import EndpointFallback
     from graph.policies.quoted_answer import QuotedAnswer
     from graph.policies.run_deadline import RunDeadline
     from graph.policies.text_fallback import NativeToTextFallback
     from graph.policies.wrap_up import WrapUp
 
-    return [RunDeadline(b), WrapUp(b), AnswerBudget(b), QuotedAnswer(b), NativeToTextFallback(b)]
+    return [
+        RunDeadline(b),
+        WrapUp(b),
+        AnswerBudget(b),
+        QuotedAnswer(b),
+        NativeToTextFallback(b),
+        EndpointFallback(b),
+    ]
