@@ -15,9 +15,7 @@ Two kinds, one declaration (`AgentContext`, each field marked `scope`):
 
 Precedence, highest first: the run context (run settings only), `build_graph(...)` arguments,
 the environment, the defaults. The API key is never a setting, only the name of its variable.
-
-`ENVIRONMENT` (declared in `graph.environment`) lists every other environment variable the project
-reads; a test checks the source and the docs against both.
+`ENVIRONMENT` (`graph.environment`) lists every other variable the project reads.
 """
 
 from __future__ import annotations
@@ -35,8 +33,7 @@ from graph.environment import ENVIRONMENT, EnvVar
 
 __all__ = ["ENVIRONMENT", "AgentContext", "ConfigError", "EnvVar", "RunContext", "resolve_context"]
 
-Protocol = Literal["auto", "native", "text"]
-Scope = Literal["run", "operator"]
+Protocol, Scope = Literal["auto", "native", "text"], Literal["run", "operator"]
 
 
 class ConfigError(ValueError):
@@ -186,6 +183,15 @@ class AgentContext(BaseModel):
         "How approvals pause (HumanInTheLoopMiddleware's interrupt_mode): batched = one pause "
         "per step for all its calls; per_call = one pause per call, as it starts.",
     )  # fmt: skip
+    context_window: int | None = _setting(
+        None, "REACT_AGENT_CONTEXT_WINDOW", "operator",
+        "The model's window in tokens (unset: the model's profile, else 8192).", gt=0,
+    )  # fmt: skip
+    context_share: float = _setting(
+        0.75, "REACT_AGENT_CONTEXT_SHARE", "operator",
+        "Share of the window a request may fill; older turns beyond it are left out of the "
+        "request (the thread keeps them). 0 turns this off.", ge=0, le=1,
+    )  # fmt: skip
     fallback_models: list[str] = _setting(
         list, "REACT_AGENT_FALLBACK_MODELS", "operator",
         "Models that take over, in order, when the endpoint fails with a connection error, "
@@ -217,8 +223,7 @@ class AgentContext(BaseModel):
 
 
 def _field_extra(name: str) -> dict[str, Any]:
-    extra = AgentContext.model_fields[name].json_schema_extra
-    return extra if isinstance(extra, dict) else {}
+    return AgentContext.model_fields[name].json_schema_extra or {}  # type: ignore[return-value]
 
 
 ENV_VARS: dict[str, str] = {name: _field_extra(name)["env"] for name in AgentContext.model_fields}
@@ -240,8 +245,7 @@ def _run_context_schema() -> type:
 
 
 def _default_of(info: Any) -> dict[str, Any]:
-    default = info.get_default(call_default_factory=True)
-    return {} if default is None else {"default": default}
+    return {} if (d := info.get_default(call_default_factory=True)) is None else {"default": d}
 
 
 RunContext = _run_context_schema()

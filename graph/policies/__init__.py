@@ -4,6 +4,7 @@ so a user's middleware sees the request they shaped:
 
 - `RunDeadline`: past the run's time limit, no model call is made (status `timeout`);
 - `WrapUp`: after the step limit, one last call with no tools asks for the best answer;
+- `ContextFit`: the oldest turns are left out of a request that would outgrow the window;
 - `AnswerBudget`: the embedded model gets no tools once it has its results;
 - `QuotedAnswer`: when the grammar allows exactly one answer, it is written without a model
   call, and the step says so (`react_quoted`);
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 def loop_policies(b: Bindings) -> list[AgentMiddleware]:
     """The policies, outermost first, for one compiled graph."""
     from graph.policies.answer_budget import AnswerBudget
+    from graph.policies.context_fit import ContextFit
     from graph.policies.endpoint_fallback import EndpointFallback
     from graph.policies.quoted_answer import QuotedAnswer
     from graph.policies.run_deadline import RunDeadline
@@ -39,6 +41,7 @@ def loop_policies(b: Bindings) -> list[AgentMiddleware]:
     return [
         RunDeadline(b),
         WrapUp(b),
+        ContextFit(b),
         AnswerBudget(b),
         QuotedAnswer(b),
         NativeToTextFallback(b),

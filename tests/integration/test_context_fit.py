@@ -1,0 +1,104 @@
+"""A long chat never sends a request over the model's window: 200 turns against a server
+that counts tokens with its own tokenizer and refuses any request over its limit, as a real
+endpoint does, under both protocols. Older turns leave the request, never the thread."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_openai import ChatOpenAI
+from langgraph.checkpoint.memory import InMemorySaver
+
+from graph import build_graph
+from graph.policies.context_fit import fitted, units
+from tests.support.openai_server import HTTPError, Reply, ScriptedOpenAIServer
+
+pytestmark = pytest.mark.integration
+
+WINDOW = 3000
+TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]|\w+|[^\w\s]", re.UNICODE)
+
+
+def server_tokens(body: dict[str, Any]) -> int:
+    """The server's own count: a word, a CJK character or a punctuation mark is a token, plus
+    four per message."""
+    total = 0
+    for message in body.get("messages", []):
+        content = message.get("content") or ""
+        text = content if isinstance(content, str) else " ".join(map(str, content))
+        total += 4 + len(TOKEN.findall(text)) + len(TOKEN.findall(str(message.get("tool_calls"))))
+    return total
+
+
+class Counting:
+    """Refuses a request over the window, as an endpoint does; else answers."""
+
+    def __init__(self, protocol: str) -> None:
+        self.protocol = protocol
+        self.largest = 0
+
+    def __call__(self, body: dict[str, Any]) -> Reply | HTTPError:
+        used = server_tokens(body)
+        self.largest = max(self.largest, used)
+        if used > WINDOW:
+            return HTTPError(400, f"{used} tokens is over {WINDOW}", code="context_length_exceeded")
+        text = "Noted."
+        return Reply(content=text if self.protocol == "native" else f"Final Answer: {text}")
+
+
+@pytest.mark.parametrize("protocol", ["native", "text"])
+def test_a_200_turn_chat_never_goes_over_the_window(protocol: str) -> None:
+    counting = Counting(protocol)
+    with ScriptedOpenAIServer([], default=counting) as server:
+        model = ChatOpenAI(model="m", base_url=server.base_url, api_key="sk", max_retries=0)
+        agent = build_graph(
+            model=model,
+            tools=[],
+            protocol=protocol,
+            checkpointer=InMemorySaver(),
+            context_window=WINDOW,
+        )
+        config = {"configurable": {"thread_id": "long"}}
+        for turn in range(200):
+            words = " ".join(f"word{turn}_{i}" for i in range(40))
+            question = f"Turn {turn}: remember {words} 以及这些汉字记录第{turn}轮。"
+            out = agent.invoke({"messages": [("user", question)]}, config)
+            assert out["status"] == "answered", (turn, out.get("error"))
+        stored = agent.get_state(config).values["messages"]
+    assert len([x for x in stored if x.type == "human"]) == 200  # the thread keeps every turn
+    assert 0 < counting.largest <= WINDOW
+
+
+def test_switched_off_the_window_is_passed_and_the_endpoint_refuses() -> None:
+    counting = Counting("native")
+    with ScriptedOpenAIServer([], default=counting) as server:
+        model = ChatOpenAI(model="m", base_url=server.base_url, api_key="sk", max_retries=0)
+        agent = build_graph(model=model, tools=[], checkpointer=InMemorySaver(), context_share=0)
+        config = {"configurable": {"thread_id": "off"}}
+        statuses = set()
+        for turn in range(60):
+            words = " ".join(f"w{turn}_{i}" for i in range(40))
+            statuses.add(agent.invoke({"messages": [("user", words)]}, config)["status"])
+    assert "error" in statuses  # the test's server does refuse: the check above is real
+
+
+def test_a_tool_call_and_its_result_leave_together_and_the_question_stays() -> None:
+    call = {"name": "t", "args": {"q": "x" * 300}, "id": "c1", "type": "tool_call"}
+    messages = [
+        HumanMessage("old question " * 50, id="q0"),
+        AIMessage("", tool_calls=[call], id="a1"),
+        ToolMessage("result " * 100, tool_call_id="c1", id="r1"),
+        AIMessage("old answer", id="a2"),
+        HumanMessage("new question", id="q1"),
+        AIMessage("", tool_calls=[{**call, "id": "c2"}], id="a3"),
+        ToolMessage("fresh result", tool_call_id="c2", id="r2"),
+    ]
+    kept = fitted(messages, budget=200)
+    ids = [x.id for x in kept]
+    assert ids[0] == "q1" and "a3" in ids and "r2" in ids
+    assert ("a1" in ids) == ("r1" in ids)
+    assert [len(u) for u in units(messages)] == [1, 2, 1, 1, 2]
+    assert [x.id for x in fitted(messages, budget=1)] == ["q1", "a3", "r2"]
