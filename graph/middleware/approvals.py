@@ -27,6 +27,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool
 
 from graph import messages as m
+from tools.mcp.approvals import approves
 
 ApprovalMode = Literal["batched", "per_call"]
 EDITS = "hitl_edited_tool_calls"
@@ -34,11 +35,11 @@ DECISIONS = ("approve", "edit", "reject", "respond")  # HumanInTheLoopMiddleware
 
 
 def needs_approval(tool: BaseTool | None, approve: Collection[str]) -> bool:
+    """By the policy (`*`, the tool's name, or for an MCP tool its own name or
+    `server:name`, so a tool renamed for a clash keeps its approval), or by the tool itself."""
     if tool is None:
         return False
-    if "*" in approve or tool.name in approve:
-        return True
-    return bool((tool.metadata or {}).get("requires_approval"))
+    return approves(tool, approve) or bool((tool.metadata or {}).get("requires_approval"))
 
 
 def approval_middleware(

@@ -90,6 +90,16 @@ class Bindings:
             key, lambda: [*self.load_tools(ctx.tools, ctx.mcp_config), *self.middleware_tools]
         )
 
+    def approvable(self, ctx: AgentContext) -> list[BaseTool]:
+        """Every tool an approval entry may name: the run's, and the whole registry (an entry
+        for a tool this run does not use is not a mistake; one that names no tool is)."""
+        if self.fixed_tools is not None:
+            return self.fixed_tools
+        every = self._tools.get(
+            ((), ctx.mcp_config), lambda: [*self.load_tools(None, ctx.mcp_config)]
+        )
+        return [*every, *self.tools(ctx)]
+
     async def atools(self, ctx: AgentContext) -> list[BaseTool]:
         """The same, loaded off the event loop the first time: loading reads files and starts
         MCP servers, which must not block a server's loop (`langgraph dev` refuses it)."""

@@ -25,7 +25,6 @@ from graph.nodes.bindings import Bindings
 from graph.nodes.model_call import acall_model, call_model
 from graph.nodes.plan import Plan, bounds
 from graph.policies.text_fallback import FALLBACK_SETTING, PROTOCOL_SETTING
-from graph.protocols.text.prompts import OBSERVATION
 from graph.tooling.runner import ArgumentsError, coerce_arguments
 
 
@@ -100,8 +99,8 @@ def read_reply(plan: Plan, reply: AIMessage, request: ModelRequest) -> AIMessage
     meta: dict[str, Any] = {m.PROTOCOL: plan.protocol}
     if plan.fallback:
         meta[m.FALLBACK] = plan.fallback
-    if plan.protocol == "text":
-        meta[m.RAW] = as_read(reply.text)
+    if plan.protocol == "text":  # what later requests send back for this step: never cut text
+        meta[m.RAW] = decision.read or reply.text.strip()
     if isinstance(decision, protocols.Answer):
         if plan.protocol == "native" and decision.text != reply.text:
             reply = reply.model_copy(update={"content": decision.text})
@@ -114,7 +113,7 @@ def read_reply(plan: Plan, reply: AIMessage, request: ModelRequest) -> AIMessage
         meta[m.MARK] = "step"
         return _stored(reply, plan, decision.thought, calls, meta)
     meta.update({m.MARK: "invalid", m.ERROR: decision.error})
-    content = reply.text if plan.protocol == "native" else as_read(reply.text)
+    content = reply.text if plan.protocol == "native" else meta[m.RAW]
     return _stored(reply, plan, content, None, meta)
 
 
@@ -153,11 +152,3 @@ def _fitted(calls: list[dict[str, Any]], tools: list[Any]) -> list[dict[str, Any
                 )
         out.append({**call, "args": args, "type": "tool_call"})
     return out
-
-
-def as_read(text: str) -> str:
-    """The model's text as the reader took it: what is sent back for this step later."""
-    from graph.protocols.text.reader import clean_reply
-
-    label = OBSERVATION.rstrip(":").lower()  # a bare "Observation" line, without its colon, too
-    return clean_reply(text) if label in text.lower() else text.strip()

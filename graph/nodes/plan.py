@@ -32,6 +32,7 @@ from graph.redaction import redact
 from graph.settings import AgentContext
 from graph.state import AgentState
 from graph.steps import latest_observations, run_messages
+from tools.mcp.approvals import check_approvals
 
 # supersteps after think that still end through finish: review, act, observe, finish
 AFTER_THINK = 4
@@ -67,6 +68,7 @@ def prepare(b: Bindings, state: AgentState) -> Plan:
     try:
         ctx = b.context(runtime.context)
         tools = b.tools(ctx)
+        check_approvals(ctx.approve, b.approvable(ctx))  # an entry naming no tool is a mistake
         model = b.chat_model(ctx)
     except (ValueError, ImportError, RuntimeError) as exc:  # settings, tool names, MCP servers
         return Plan({**update, "status": "error", "error": redact(exc)}, run, done=True)

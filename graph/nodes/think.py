@@ -8,6 +8,7 @@ the decision read from the `AIMessage` the chain returns. It never runs a tool.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from functools import partial
 from typing import Any
@@ -67,7 +68,9 @@ def make_think(b: Bindings) -> tuple[Any, Any]:
 async def _load_tools(b: Bindings) -> None:
     """Load the run's tools off the loop first, so `prepare` finds them cached."""
     with contextlib.suppress(ValueError, ImportError, RuntimeError):  # prepare reports it
-        await b.atools(b.context(get_runtime().context))
+        ctx = b.context(get_runtime().context)
+        await b.atools(ctx)
+        await asyncio.to_thread(b.approvable, ctx)  # the registry, for the approvals check
 
 
 def decide(plan: Plan, response: ModelResponse, commands: list[Command]) -> dict[str, Any]:

@@ -98,10 +98,11 @@ def decide_text(reply: AIMessage, tools: Sequence[BaseTool] = ()) -> Decision:
     step = parse_react(reply.text, list(tools) or None)
     if step.kind == "action":
         call = {"name": step.tool or "", "args": _as_args(step.tool_input), "id": new_call_id()}
-        return Act(calls=[call], thought=step.thought, note=step.note)
+        return Act(calls=[call], thought=step.thought, note=step.note, read=step.read)
     if step.kind == "final":
-        return Answer(text=step.answer or "", thought=step.thought)
-    return Invalid(error=step.error or "the reply could not be parsed", thought=step.thought)
+        return Answer(text=step.answer or "", thought=step.thought, read=step.read)
+    error = step.error or "the reply could not be parsed"
+    return Invalid(error=error, thought=step.thought, read=step.read)
 
 
 def _as_args(tool_input: Any) -> dict[str, Any]:

@@ -13,12 +13,14 @@ class Act:
     calls: list[dict[str, Any]]
     thought: str = ""
     note: str | None = None  # said back to the model with the first observation
+    read: str = ""  # text protocol: the reply as the reader took it (what later requests send)
 
 
 @dataclass(frozen=True)
 class Answer:
     text: str
     thought: str = ""
+    read: str = ""
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,7 @@ class Invalid:
 
     error: str
     thought: str = ""
+    read: str = ""
 
 
 Decision = Act | Answer | Invalid

@@ -134,3 +134,30 @@ def test_relative_command_and_cwd_are_both_read_from_the_files_folder(
         == "npx"
     )  # a bare name is looked up on PATH, as usual
     assert os.getcwd() == str(elsewhere)
+
+
+def test_through_the_agent_a_renamed_tool_still_pauses_and_a_stray_entry_is_one_sentence(
+    tmp_path: Path,
+) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from graph import build_graph
+    from tests.support.scripted_model import ScriptedChatModel, calls, tool_call
+
+    config = write_config(tmp_path / "mcp.json", {"files": toolbox(), "backup": toolbox()})
+    step = calls(tool_call("backup_echo", {"text": "hi"}))
+    agent = build_graph(
+        model=ScriptedChatModel([step, "done"]),
+        checkpointer=InMemorySaver(),
+        mcp_config=str(config),
+        approve=["echo"],
+    )
+    paused = agent.invoke({"messages": [("user", "echo hi")]}, {"configurable": {"thread_id": "m"}})
+    [request] = paused["__interrupt__"][0].value["action_requests"]
+    assert request["name"] == "backup_echo"
+
+    stray = build_graph(
+        model=ScriptedChatModel(["never"]), mcp_config=str(config), approve=["delete_file"]
+    )
+    out = stray.invoke({"messages": [("user", "hi")]})
+    assert out["status"] == "error" and "'delete_file' names no tool" in out["error"]

@@ -1,0 +1,42 @@
+"""What goes back to a text-protocol model for an earlier step is the step as the reader took
+it, never text the reader cut: an invented observation, with or without its colon, a second
+action, an answer written before the tool ran."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.tools import tool
+
+from graph import build_graph
+from tests.support.scripted_model import ScriptedChatModel
+
+
+@tool
+def double(number: int) -> int:
+    """Double a number."""
+    return number * 2
+
+
+STEP = 'Thought: double it\nAction: double\nAction Input: {"number": 2}'
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "\nObservation\nThe result is 99.",
+        "\nobservation  \n99",
+        "\nObservation: 99\nFinal Answer: 99",
+        '\nAction: double\nAction Input: {"number": 99}',
+        "\nFinal Answer: 99",
+    ],
+    ids=["bare-observation", "lowercase-spaced", "with-colon", "second-action", "early-answer"],
+)
+def test_the_step_sent_back_is_the_step_as_read(tail: str) -> None:
+    model = ScriptedChatModel([STEP + tail, "Thought: done\nFinal Answer: 4"])
+    agent = build_graph(model=model, tools=[double], protocol="text")
+    out = agent.invoke({"messages": [("user", "double 2")]})
+    assert out["answer"] == "4"
+    assert out["steps"][0]["observation"].startswith("4")  # (a note for a second action)
+    sent = [m.text for m in model.requests[1].messages if m.type == "ai"]
+    assert sent == [STEP]
+    assert "99" not in "\n".join(m.text for m in model.requests[1].messages)
