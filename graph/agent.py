@@ -224,9 +224,7 @@ def wire(builder: StateGraph, hooks: dict[str, list[AgentMiddleware]]) -> None:
         builder.add_conditional_edges("think", route_after_think, think_exits)
     builder.add_conditional_edges("review", route_after_review, ["act", "observe"])
     builder.add_edge("act", "observe")
-    builder.add_conditional_edges(
-        "observe", _after_observe(loop_entry), [loop_entry, "finish"]
-    )
+    builder.add_conditional_edges("observe", _after_observe(loop_entry), [loop_entry, "finish"])
     ends = [*after_agent, END]
     builder.add_edge("finish", ends[0])
     for node, following in itertools.pairwise([*after_agent, END]):

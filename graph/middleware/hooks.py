@@ -21,8 +21,8 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.runnables import RunnableLambda
 from langgraph.runtime import get_runtime
 
-from graph.messages import as_observation
 from graph._compat import declared_jumps
+from graph.messages import as_observation
 from graph.support.blocking import run_sync
 from graph.usage import counted, with_tokens
 
