@@ -9,7 +9,9 @@ asks for one `fetch` (a distinct 2,000-character observation), then answers. At 
 
 - the wall time of the last turns (median of `--window` turns ending at that size);
 - `history` of the whole thread, run in a child process so its peak resident memory is its
-  own: wall time and peak RSS above the child's baseline (imports and an open store);
+  own: wall time, the growth of the child's peak RSS over its baseline (imports, an open
+  store, a graph), and, for the streamed reading, the peak of Python allocations during a
+  second pass (tracemalloc);
 - the database's size.
 
     uv run python bench/long_threads.py                     # 10, 200, 500 turns
@@ -35,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +50,7 @@ from bench.timing import median
 
 ROOT = Path(__file__).resolve().parents[1]
 THREAD = "bench-long-thread"
-SKIPPED = {"rows": 0, "seconds": float("nan"), "peak_kib": 0}
+SKIPPED = {"rows": 0, "seconds": float("nan"), "peak_kib": 0, "traced_bytes": 0}
 
 
 def turn_policy(messages: list[Any]) -> Any:
@@ -124,7 +127,23 @@ def child_history(url: str, mode: str) -> None:
                     chars += len(json.dumps(row.as_dict(), ensure_ascii=False))
             seconds = time.perf_counter() - started
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-            return {"rows": rows, "seconds": seconds, "peak_kib": peak - base, "chars": chars}
+            traced = 0
+            if mode == "stream":  # a second pass: the peak of Python allocations while reading
+                from graph.persistence.timeline import aiter_history
+
+                tracemalloc.start()
+                async for _row in aiter_history(agent, THREAD):
+                    pass
+                traced = tracemalloc.get_traced_memory()[1]
+                tracemalloc.stop()
+            return {
+                "rows": rows,
+                "seconds": seconds,
+                "peak_kib": peak - base,
+                "base_kib": base,
+                "traced_bytes": traced,
+                "chars": chars,
+            }
 
     print(json.dumps(asyncio.run(go())))
 
@@ -170,6 +189,7 @@ async def grow(args: argparse.Namespace, url: str, db: Path) -> list[dict[str, A
                     "history_rows": history["rows"],
                     "history_s": history["seconds"],
                     "history_peak_kib": history["peak_kib"],
+                    "history_traced_bytes": history.get("traced_bytes", 0),
                     "db_bytes": db.stat().st_size + _wal(db),
                 }
             )
@@ -208,7 +228,8 @@ def main() -> None:
                 "turn s (max)",
                 "history rows",
                 "history s",
-                "history peak RSS",
+                "history RSS growth",
+                "history traced peak",
                 "database",
             ],
             [
@@ -219,6 +240,7 @@ def main() -> None:
                     r["history_rows"],
                     f"{r['history_s']:.2f}",
                     human_bytes(r["history_peak_kib"] * 1024),
+                    human_bytes(r["history_traced_bytes"]) if r["history_traced_bytes"] else "-",
                     human_bytes(r["db_bytes"]),
                 )
                 for r in results

@@ -8,6 +8,10 @@ data stays readable by the plain saver) that changes two things:
   done, with the resume command; a checkpoint that cannot be decoded becomes
   `CorruptCheckpoint`, naming the thread and the store. Driver text is redacted.
 - a write for a thread whose lock this run has lost raises `LockLost` (see `fencing`).
+- a write that fails says what the store still holds: the steps before it, to resume; or, when
+  the failed write was a new input's (nothing of it saved), that the input must be sent again.
+- delta-channel histories are cached and extended (see `replays`), so a long thread's
+  conversation is not rebuilt from the whole checkpoint chain on every load.
 
 Only public methods of `BaseCheckpointSaver` are overridden, each calling the original.
 """
@@ -133,8 +137,8 @@ class StoreGuard:
                 close()
 
     def get_delta_channel_history(self, *, config: Any, channels: Sequence[str]) -> Any:
-        key = self.histories.key(config, channels)
-        if (cached := self.histories.get(key)) is not None:
+        key = self.histories.key(config)
+        if (cached := self.histories.get(key, channels)) is not None:
             return cached
         try:
             history = super().get_delta_channel_history(  # type: ignore[misc]
@@ -167,8 +171,8 @@ class StoreGuard:
                 await close()
 
     async def aget_delta_channel_history(self, *, config: Any, channels: Sequence[str]) -> Any:
-        key = self.histories.key(config, channels)
-        if (cached := self.histories.get(key)) is not None:
+        key = self.histories.key(config)
+        if (cached := self.histories.get(key, channels)) is not None:
             return cached
         try:
             history = None

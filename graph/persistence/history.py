@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from contextlib import aclosing
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -235,22 +234,26 @@ class _Lenient:
 async def thread_ids(saver: BaseCheckpointSaver, limit: int) -> list[tuple[str, str | None]]:
     """Up to `limit` thread ids with the time of their latest checkpoint, newest first.
 
-    The scan reads checkpoints only for their thread and time, so it reads them leniently
-    (`serde` is the saver's public serializer attribute, restored afterwards); reading a
-    thread's state for real is left to the caller, one thread at a time.
+    The ids come from the store's index (`threads.athread_ids`: no checkpoint decoded), then
+    each thread's latest checkpoint is read for its time only, leniently (`serde` is the
+    saver's public serializer attribute, restored afterwards), so a damaged thread still
+    lists; reading a thread's state for real is left to the caller, one thread at a time.
+    The cost is per thread, not per checkpoint: a long thread does not slow the listing.
     """
+    from graph.persistence.threads import athread_ids
+
+    ids = await athread_ids(saver, limit)
     strict = saver.serde
     saver.serde = _Lenient(strict)  # type: ignore[assignment]
-    seen: dict[str, str | None] = {}
+    found: list[tuple[str, str | None]] = []
     try:
-        async with aclosing(saver.alist(None)) as listing:
-            async for item in listing:
-                thread = item.config["configurable"]["thread_id"]
-                if thread not in seen:
-                    checkpoint = item.checkpoint if isinstance(item.checkpoint, dict) else {}
-                    seen[thread] = checkpoint.get("ts")
-                    if len(seen) >= limit:
-                        break
+        for thread in ids:
+            try:
+                item = await saver.aget_tuple({"configurable": {"thread_id": thread}})
+            except Exception:  # an unreadable row: listed without a time, read later
+                item = None
+            checkpoint = item.checkpoint if item and isinstance(item.checkpoint, dict) else {}
+            found.append((thread, checkpoint.get("ts")))
     finally:
         saver.serde = strict
-    return list(seen.items())
+    return found

@@ -31,8 +31,8 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-Key = tuple[str, str, str, tuple[str, ...]]
-SIZE = 4  # histories kept per saver: a head or two of the thread being run
+Key = tuple[str, str, str]  # thread, namespace, checkpoint
+SIZE = 8  # channel histories kept per saver: a head or two of the thread being run
 REACH = 64  # checkpoints walked back looking for a cached ancestor
 _ROW = (
     "SELECT parent_checkpoint_id, type, checkpoint FROM checkpoints "
@@ -46,33 +46,42 @@ _WRITES = (
 
 
 class DeltaHistories:
-    """The last `size` delta-channel histories a saver read."""
+    """The last `size` channel histories a saver read, one entry per checkpoint and channel
+    (a checkpoint that stores one channel's snapshot is asked about the others only)."""
 
     def __init__(self, size: int = SIZE) -> None:
         self.size = size
-        self._items: OrderedDict[Key, Mapping[str, Any]] = OrderedDict()
+        self._items: OrderedDict[tuple[str, str, str, str], Mapping[str, Any]] = OrderedDict()
 
     @staticmethod
-    def key(config: Any, channels: Sequence[str]) -> Key | None:
+    def key(config: Any) -> Key | None:
         """The cache key, or None when `config` names no checkpoint (the head, which moves)."""
         configurable = (config or {}).get("configurable") or {}
         checkpoint_id = configurable.get("checkpoint_id")
         thread_id = configurable.get("thread_id")
         if not checkpoint_id or thread_id is None:
             return None
-        namespace = str(configurable.get("checkpoint_ns") or "")
-        return str(thread_id), namespace, str(checkpoint_id), tuple(sorted(channels))
+        return str(thread_id), str(configurable.get("checkpoint_ns") or ""), str(checkpoint_id)
 
-    def get(self, key: Key | None) -> Mapping[str, Any] | None:
-        if key is None or key not in self._items:
+    def covering(self, key: Key | None, channels: Sequence[str]) -> dict[str, Any] | None:
+        """The cached histories of these channels at that checkpoint, if all are cached."""
+        if key is None or any((*key, ch) not in self._items for ch in channels):
             return None
-        self._items.move_to_end(key)
-        return _fresh(self._items[key])
+        found = {}
+        for channel in channels:
+            self._items.move_to_end((*key, channel))
+            found[channel] = self._items[(*key, channel)]
+        return found
+
+    def get(self, key: Key | None, channels: Sequence[str]) -> dict[str, Any] | None:
+        found = self.covering(key, channels)
+        return None if found is None else _fresh(found)
 
     def put(self, key: Key | None, history: Mapping[str, Any]) -> Mapping[str, Any]:
         if key is not None:
-            self._items[key] = _fresh(history)
-            self._items.move_to_end(key)
+            for channel, entry in _fresh(history).items():
+                self._items[(*key, channel)] = entry
+                self._items.move_to_end((*key, channel))
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
         return history
@@ -86,24 +95,13 @@ class DeltaHistories:
             self._items.clear()
             return
         checkpoint_id = str(configurable.get("checkpoint_id") or "")
-        for key in [k for k in self._items if k[0] == str(thread_id)]:
-            if not checkpoint_id or key[2] > checkpoint_id:
-                del self._items[key]
-
-    def covering(
-        self, thread_id: str, namespace: str, checkpoint_id: str, channels: Sequence[str]
-    ) -> Mapping[str, Any] | None:
-        """The cached history of that checkpoint for (at least) these channels."""
-        for (thread, ns, cid, have), history in self._items.items():
-            if (thread, ns, cid) == (thread_id, namespace, checkpoint_id) and set(channels) <= set(
-                have
-            ):
-                return history
-        return None
+        for item in [k for k in self._items if k[0] == str(thread_id)]:
+            if not checkpoint_id or item[2] > checkpoint_id:
+                del self._items[item]
 
     def forget(self, thread_id: Any) -> None:
-        for key in [k for k in self._items if k[0] == str(thread_id)]:
-            del self._items[key]
+        for item in [k for k in self._items if k[0] == str(thread_id)]:
+            del self._items[item]
 
 
 async def aextend(
@@ -113,7 +111,7 @@ async def aextend(
     the writes since; None when no ancestor within `REACH` checkpoints is cached."""
     from langgraph.checkpoint.base import writes_sort_key
 
-    thread_id, namespace, target, _ = key
+    thread_id, namespace, target = key
     chain: list[str] = []  # newest first, the target left out (its writes are its own)
     seeds: dict[str, Any] = {}
     seeded_at: dict[str, int] = {}  # channel -> index in `chain` of its seed
@@ -124,7 +122,7 @@ async def aextend(
             parent = row[0] if row else None
             if not parent:
                 return None
-            base = cache.covering(thread_id, namespace, parent, channels)
+            base = cache.covering((thread_id, namespace, parent), channels)
             chain.append(parent)
             if base is not None:
                 break
