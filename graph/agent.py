@@ -24,6 +24,7 @@ from langgraph.store.base import BaseStore
 from langgraph.types import Send
 
 from graph._compat import compiled_as
+from graph.caller_schemas import context_schema_for
 from graph.checked import AgentGraph
 from graph.middleware.hooks import NODE_HOOKS, hook_node, jumps_of, node_name, with_hook
 from graph.middleware.loading import load_middleware
@@ -34,7 +35,7 @@ from graph.nodes.finish import make_finish
 from graph.nodes.observe import make_observe
 from graph.nodes.review import make_review
 from graph.nodes.think import make_think
-from graph.settings import ConfigError, RunContext, resolve_context
+from graph.settings import ConfigError, resolve_context
 from graph.state import AgentState, InputState, OutputState
 from graph.tooling.registry import registry_tools
 
@@ -125,6 +126,8 @@ def build_graph(
     max_steps: int | None = None,
     *,
     middleware: Sequence[AgentMiddleware] = (),
+    state_schema: type | None = None,
+    context_schema: type | None = None,
     store: BaseStore | None = None,
     interrupt_before: Sequence[str] | None = None,
     name: str = "react-agent",
@@ -136,7 +139,9 @@ def build_graph(
     endpoint and model come from the environment). `tools` is any list of LangChain tools; None
     means the registry's tools named by the settings (all built-in tools by default).
     `middleware` is LangChain v1 `AgentMiddleware` (run after the operator's
-    `REACT_AGENT_MIDDLEWARE`), under either protocol. `settings` are further operator settings
+    `REACT_AGENT_MIDDLEWARE`), under either protocol. `state_schema` and `context_schema`
+    extend the state and the run context with the caller's own keys, as in `create_agent`
+    (`graph.caller_schemas`). `settings` are further operator settings
     (`AgentContext` fields, e.g. `tool_timeout=5`). Nothing here touches the network or needs a
     key: the model is resolved per run.
     """
@@ -154,14 +159,16 @@ def build_graph(
     wares = [*load_middleware(ctx.middleware), *middleware]
     _check_names(wares)
     b = Bindings(model, tools, overrides, registry_tools, wares)
+    context, b.caller_fields = context_schema_for(context_schema)
+    own = [state_schema] if state_schema is not None else []
     state, input_state, output_state = extended(
         AgentState,
         InputState,
         OutputState,
-        [HumanInTheLoopMiddleware.state_schema, *(w.state_schema for w in wares)],
+        [*own, HumanInTheLoopMiddleware.state_schema, *(w.state_schema for w in wares)],
     )
     builder = StateGraph(
-        state, context_schema=RunContext, input_schema=input_state, output_schema=output_state
+        state, context_schema=context, input_schema=input_state, output_schema=output_state
     )
     builder.add_node("think", both(*make_think(b), name="think"))
     builder.add_node("review", both(make_review(b), name="review"))

@@ -16,6 +16,7 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 
 from graph import protocols
+from graph.caller_schemas import settings_part
 from graph.lru import LRU
 from graph.middleware.chain import model_layers
 from graph.models import factory
@@ -54,6 +55,7 @@ class Bindings:
         self.fixed_tools = [*tools, *self.middleware_tools] if tools is not None else None
         self.overrides = dict(overrides)
         self.load_tools = load_tools
+        self.caller_fields: frozenset[str] = frozenset()  # build_graph(context_schema=...)
         # supersteps the middleware's node hooks add: each iteration (before_model and
         # after_model hooks), after think (after_model and after_agent hooks), at the close
         self.step_hooks = self.after_think_hooks = self.closing_hooks = 0
@@ -65,7 +67,8 @@ class Bindings:
     def context(self, run_context: Any) -> AgentContext:
         """The run's settings, resolved and validated once per distinct run context (raises
         ConfigError with one sentence), with the embedded model's own bounds filled in: every
-        node of a run sees this same object."""
+        node of a run sees this same object. The caller's own context fields are set aside."""
+        run_context = settings_part(run_context, self.caller_fields)
 
         env = tuple(map(os.environ.get, ENV_VARS.values()))
         if isinstance(run_context, AgentContext):

@@ -49,6 +49,9 @@ def make_observe(b: Bindings) -> Any:
         update: dict[str, Any] = {"run": changes}
         if written:
             update["messages"] = written
+        direct = _returned_directly(b.tools(ctx), step, results)
+        if direct is not None:  # a `return_direct` tool's result is the answer, as in ToolNode
+            return {**update, "status": "answered", "answer": direct}
         remaining = state.get("remaining_steps", 10**6) - b.step_hooks - b.closing_hooks
         status = _next(ctx, changes, number, remaining)
         if status == "wrap_up":
@@ -64,6 +67,18 @@ def make_observe(b: Bindings) -> Any:
         return update
 
     return observe
+
+
+def _returned_directly(
+    tools: list[Any], step: AIMessage | None, results: list[ToolMessage]
+) -> str | None:
+    """The result of a successful call to a tool marked `return_direct`, if the step made one."""
+    direct = {t.name for t in tools if getattr(t, "return_direct", False)}
+    if step is None or not direct:
+        return None
+    called = {c["id"] for c in step.tool_calls if c["name"] in direct}
+    found = [r.text for r in results if r.tool_call_id in called and r.status != "error"]
+    return found[-1] if found else None
 
 
 def last_step(messages: list[BaseMessage]) -> tuple[AIMessage | None, list[ToolMessage]]:
