@@ -186,11 +186,35 @@ def _id_pages(saver: Any, thread_id: str) -> Iterator[list[str]]:
                 return
             yield page
             after = page[-1]
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    if isinstance(saver, PostgresSaver):
+        after = ""
+        while True:
+            page = _postgres_page_sync(saver, thread_id, after)
+            if not page:
+                return
+            yield page
+            after = page[-1]
     ids = [
         item.config["configurable"]["checkpoint_id"]
         for item in saver.list({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
     ]
     yield ids[::-1]
+
+
+def _postgres_page_sync(saver: Any, thread_id: str, after: str) -> list[str]:
+    from psycopg.rows import tuple_row
+    from psycopg_pool import ConnectionPool
+
+    query = _IDS.format(p="%s")
+    with saver.lock:
+        if isinstance(saver.conn, ConnectionPool):
+            with saver.conn.connection() as conn:
+                cursor = conn.cursor(row_factory=tuple_row)
+                return [row[0] for row in cursor.execute(query, (thread_id, after, PAGE))]
+        cursor = saver.conn.cursor(row_factory=tuple_row)
+        return [row[0] for row in cursor.execute(query, (thread_id, after, PAGE))]
 
 
 class _Rows:

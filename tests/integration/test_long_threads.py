@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import tracemalloc
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from graph.persistence.forks import edited_update
 from graph.persistence.history import history_rows
 from graph.persistence.savers import open_async_saver, open_saver
 from graph.persistence.timeline import PAGE, aiter_history, iter_history
+from tests.support.cli import POSTGRES_URL
 from tests.support.scripted_model import ScriptedChatModel, calls, tool_call
 
 pytestmark = pytest.mark.integration
@@ -237,3 +239,24 @@ def test_extended_histories_on_the_async_store_match_the_full_walk(tmp_path: Pat
 
     assert asyncio.run(read(history[::-1])) == expected
     assert asyncio.run(read(history)) == expected
+
+
+@pytest.mark.postgres
+def test_streamed_rows_match_on_postgres_sync_and_async() -> None:
+    """PostgreSQL pages its ids with its own placeholders; the rows are the same."""
+    thread = f"test-long-{uuid.uuid4().hex[:10]}"
+    try:
+        with open_saver(POSTGRES_URL) as saver:
+            agent = build_thread(saver, thread)
+            expected = reference(agent, thread)
+            assert list(iter_history(agent, thread)) == expected
+
+        async def streamed() -> list[Any]:
+            async with open_async_saver(POSTGRES_URL) as saver:
+                agent = agent_on(saver, [])
+                return [row async for row in aiter_history(agent, thread)]
+
+        assert asyncio.run(streamed()) == expected
+    finally:
+        with open_saver(POSTGRES_URL) as saver:
+            saver.delete_thread(thread)
