@@ -5,6 +5,11 @@ added (a question, a model step with its tool calls, observations, an answer), a
 was set, and the pause it is waiting on. That depends only on the standard LangChain message
 types, not on the loop's bookkeeping, so old threads keep reading well as the graph evolves.
 
+`history_rows` reads rows from full state snapshots (`get_state_history`), which costs the square
+of a thread's length; `graph.persistence.timeline.aiter_history` streams the same rows without
+rebuilding any state, and is what a command should use. Both describe a checkpoint with
+`describe_changes`.
+
 Nothing here imports LangChain or LangGraph (messages are read through their public
 attributes), so `react-agent` loads this module cheaply.
 """
