@@ -128,6 +128,7 @@ def build_graph(
     middleware: Sequence[AgentMiddleware] = (),
     state_schema: type | None = None,
     context_schema: type | None = None,
+    response_format: Any = None,
     store: BaseStore | None = None,
     interrupt_before: Sequence[str] | None = None,
     name: str = "react-agent",
@@ -141,7 +142,9 @@ def build_graph(
     `middleware` is LangChain v1 `AgentMiddleware` (run after the operator's
     `REACT_AGENT_MIDDLEWARE`), under either protocol. `state_schema` and `context_schema`
     extend the state and the run context with the caller's own keys, as in `create_agent`
-    (`graph.caller_schemas`). `settings` are further operator settings
+    (`graph.caller_schemas`). `response_format` (a pydantic model, TypedDict, JSON schema,
+    `ToolStrategy` or `ProviderStrategy`) puts a typed result in `structured_response`.
+    `settings` are further operator settings
     (`AgentContext` fields, e.g. `tool_timeout=5`). Nothing here touches the network or needs a
     key: the model is resolved per run.
     """
@@ -158,7 +161,7 @@ def build_graph(
         ctx = resolve_context(overrides)
     wares = [*load_middleware(ctx.middleware), *middleware]
     _check_names(wares)
-    b = Bindings(model, tools, overrides, registry_tools, wares)
+    b = Bindings(model, tools, overrides, registry_tools, wares, response_format)
     context, b.caller_fields = context_schema_for(context_schema)
     own = [state_schema] if state_schema is not None else []
     state, input_state, output_state = extended(

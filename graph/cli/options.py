@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -71,6 +73,14 @@ Checkpointer = Annotated[
     ),
 ]
 AsJson = Annotated[bool, typer.Option("--json", help="Print the final result as JSON only.")]
+Schema = Annotated[
+    str | None,
+    typer.Option(
+        "--schema",
+        help="A JSON schema file: the answer is a JSON object matching it (structured_response "
+        "in --json).",
+    ),
+]
 JsonLines = Annotated[
     bool, typer.Option("--json", help="Print JSON Lines: one JSON object per line.")
 ]
@@ -95,10 +105,25 @@ class RunOptions:
     approve: str | None = None
     mcp_config: str | None = None
     checkpointer: str | None = None
+    schema: str | None = None
 
     def settings(self) -> dict[str, Any]:
         """The settings the user actually gave, as AgentContext fields."""
-        return given(**{k: v for k, v in asdict(self).items() if k != "checkpointer"})
+        not_settings = ("checkpointer", "schema")
+        return given(**{k: v for k, v in asdict(self).items() if k not in not_settings})
+
+    def response_format(self) -> dict[str, Any] | None:
+        """The JSON schema `--schema` names, read now (a bad file is one sentence, exit 2)."""
+        if self.schema is None:
+            return None
+        try:
+            schema = json.loads(Path(self.schema).expanduser().read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise Stop(f"--schema {self.schema}: cannot read a JSON schema ({exc}).", 2) from None
+        if not isinstance(schema, dict) or schema.get("type", "object") != "object":
+            raise Stop(f"--schema {self.schema}: the schema must describe a JSON object.", 2)
+        schema.setdefault("title", Path(self.schema).stem.replace("-", "_") or "answer")
+        return schema
 
     def flags(self) -> dict[str, str]:
         """Which option gave each setting, so an error names the option that was typed."""
@@ -115,6 +140,7 @@ _RUN_OPTIONS: dict[str, Any] = {
     "approve": Approve,
     "mcp_config": McpConfig,
     "checkpointer": Checkpointer,
+    "schema": Schema,
 }
 FLAGS = {name: "--" + name.replace("_", "-") for name in _RUN_OPTIONS}
 

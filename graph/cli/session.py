@@ -55,7 +55,8 @@ class Session:
         if "tools" in options:  # names on the command line, tool objects for build_graph
             ctx = resolve_context(options, labels=run.flags())
             options["tools"] = registry_tools(ctx.tools, ctx.mcp_config)
-        self.agent = build_graph(checkpointer=saver, **options)
+        schema = run.response_format()
+        self.agent = build_graph(checkpointer=saver, response_format=schema, **options)
         self.run = run
         self.saver = saver
         self.url = url
@@ -133,6 +134,8 @@ def report(values: dict[str, Any], thread_id: str, paused: bool, as_json: bool, 
             "steps": steps_of(values),
             "usage": values.get("usage"),
         }
+        if values.get("structured_response") is not None:
+            summary["structured_response"] = values["structured_response"]
         sys.stdout.write(json_text(summary, indent=2) + "\n")
     elif paused and url == "memory":
         say("Paused for approval; the memory store ends with this command, so it cannot resume.")

@@ -45,8 +45,10 @@ class Bindings:
         overrides: Mapping[str, Any],
         load_tools: Callable[[list[str] | None, str | None], list[BaseTool]],
         middleware: Sequence[AgentMiddleware] = (),
+        response_format: Any = None,
     ) -> None:
         self.model = model
+        self.response_format = response_format
         self.middleware = list(middleware)
         # the loop's own policies (graph/policies) outermost, then the user's wrappers
         self.model_layers = [*loop_policies(self), *model_layers(self.middleware)]

@@ -8,6 +8,8 @@ so a user's middleware sees the request they shaped:
 - `AnswerBudget`: the embedded model gets no tools once it has its results;
 - `QuotedAnswer`: when the grammar allows exactly one answer, it is written without a model
   call, and the step says so (`react_quoted`);
+- `StructuredAnswer`: with `response_format`, the answer is the typed result (LangChain's
+  strategies natively; a JSON Final Answer checked against the schema under text);
 - `NativeToTextFallback`: under `auto`, a request refused for its tools goes again as text;
 - `EndpointFallback`: the operator's `fallback_models` take over on a connection error, a
   429 or a 5xx (LangChain's `ModelFallbackMiddleware`, with the agent's rule of when).
@@ -35,6 +37,7 @@ def loop_policies(b: Bindings) -> list[AgentMiddleware]:
     from graph.policies.endpoint_fallback import EndpointFallback
     from graph.policies.quoted_answer import QuotedAnswer
     from graph.policies.run_deadline import RunDeadline
+    from graph.policies.structured_answer import StructuredAnswer
     from graph.policies.text_fallback import NativeToTextFallback
     from graph.policies.wrap_up import WrapUp
 
@@ -44,6 +47,7 @@ def loop_policies(b: Bindings) -> list[AgentMiddleware]:
         ContextFit(b),
         AnswerBudget(b),
         QuotedAnswer(b),
+        *([StructuredAnswer(b, b.response_format)] if b.response_format is not None else []),
         NativeToTextFallback(b),
         EndpointFallback(b),
     ]

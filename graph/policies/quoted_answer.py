@@ -17,8 +17,8 @@ from graph.steps import latest_observations, run_messages
 class QuotedAnswer(LoopPolicy):
     def shaped(self, request: ModelRequest) -> ModelRequest | ModelResponse:
         run = self.run(request)
-        if request.tools or run.get("wrap_up"):
-            return request
+        if request.tools or run.get("wrap_up") or self.bindings.response_format is not None:
+            return request  # a structured answer is the schema's, not a quoted line
         ctx = self.settings(request)
         in_run = run_messages(request.messages, run.get("question_id"))
         protocol = run.get("protocol") or "native"

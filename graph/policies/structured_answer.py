@@ -1,0 +1,168 @@
+"""StructuredAnswer: `build_graph(response_format=...)` gives the run a typed result in
+`structured_response`, under either protocol.
+
+- Native: LangChain's own strategies. `ProviderStrategy` binds the provider's JSON-schema mode
+  and parses the reply; `ToolStrategy` offers the schema as an output tool the model must end
+  with. A bare schema (pydantic model, TypedDict, dataclass, JSON schema) takes the provider's
+  mode where the model's profile says it has structured output, else the tool.
+- Text: the system prompt asks for the Final Answer as one JSON object matching the schema; the
+  answer is parsed and checked by LangChain's binding for that schema, and one that does not
+  match is an unusable reply: the model is told why and asked again.
+
+Parsing is LangChain's (`OutputToolBinding`, `ProviderStrategyBinding`), so a schema means the
+same here as in `create_agent`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from langchain.agents.middleware import ModelRequest, ModelResponse
+from langchain.agents.structured_output import (
+    AutoStrategy,
+    OutputToolBinding,
+    ProviderStrategy,
+    ProviderStrategyBinding,
+    ToolStrategy,
+)
+from langchain_core.messages import AIMessage, SystemMessage
+
+from graph import messages as m
+from graph.policies.base import AsyncHandler, Handler, LoopPolicy
+
+ANSWER_FORMAT = (
+    "Your Final Answer must be exactly one JSON object matching this JSON schema, and nothing "
+    "else:\n{schema}"
+)
+
+
+def strategy_of(response_format: Any) -> ToolStrategy | ProviderStrategy | AutoStrategy:
+    if isinstance(response_format, (ToolStrategy, ProviderStrategy, AutoStrategy)):
+        return response_format
+    return AutoStrategy(schema=response_format)
+
+
+class StructuredAnswer(LoopPolicy):
+    def __init__(self, bindings: Any, response_format: Any) -> None:
+        super().__init__(bindings)
+        self.strategy = strategy_of(response_format)
+        schema = self.strategy.schema
+        self.tool_strategy = (
+            self.strategy if isinstance(self.strategy, ToolStrategy) else ToolStrategy(schema)
+        )
+        self.outputs = {
+            b.tool.name: b
+            for b in map(OutputToolBinding.from_schema_spec, self.tool_strategy.schema_specs)
+        }
+
+    def shaped(self, request: ModelRequest) -> ModelRequest | ModelResponse:
+        return request
+
+    def wrap_model_call(self, request: ModelRequest, handler: Handler) -> ModelResponse:
+        prepared, read = self.prepared(request)
+        return read(handler(prepared))
+
+    async def awrap_model_call(self, request: ModelRequest, handler: AsyncHandler) -> ModelResponse:
+        prepared, read = self.prepared(request)
+        return read(await handler(prepared))
+
+    def prepared(self, request: ModelRequest) -> tuple[ModelRequest, Any]:
+        """The request as this strategy sends it, and how its response is read."""
+        if (self.run(request).get("protocol") or "native") == "text":
+            spec = self.tool_strategy.schema_specs[0]
+            text = ANSWER_FORMAT.format(schema=json.dumps(spec.json_schema, ensure_ascii=False))
+            system = request.system_message.text if request.system_message else ""
+            shaped = request.override(system_message=SystemMessage(f"{system}\n\n{text}".strip()))
+            return shaped, self.read_text
+        provider = self.provider(request)
+        if provider is not None:
+            settings = {**request.model_settings, **provider.to_model_kwargs()}
+            return request.override(model_settings=settings), lambda r: self.read_provider(
+                r, provider
+            )
+        tools = [*request.tools, *(b.tool for b in self.outputs.values())]
+        return request.override(tools=tools, tool_choice="any"), self.read_tool
+
+    def provider(self, request: ModelRequest) -> ProviderStrategy | None:
+        if isinstance(self.strategy, ProviderStrategy):
+            return self.strategy
+        if isinstance(self.strategy, ToolStrategy):
+            return None
+        profile = getattr(request.model, "profile", None) or {}
+        return ProviderStrategy(self.strategy.schema) if profile.get("structured_output") else None
+
+    def read_tool(self, response: ModelResponse) -> ModelResponse:
+        step = _last_step(response)
+        calls = [c for c in (step.tool_calls if step else []) if c["name"] in self.outputs]
+        if step is None or not calls:
+            return response
+        try:
+            parsed = self.outputs[calls[0]["name"]].parse(calls[0]["args"])
+        except Exception as exc:
+            why = f"the structured answer did not match its schema: {_why(exc)}"
+            broken = [  # told back as this call's result, as a chat API needs one per call
+                {"name": c["name"], "args": json.dumps(c["args"]), "id": c["id"], "error": why}
+                for c in step.tool_calls
+            ]
+            step = step.model_copy(update={"tool_calls": [], "invalid_tool_calls": broken})
+            return _unusable(step, why)
+        return _answered(step, calls[0]["args"], parsed)
+
+    def read_provider(self, response: ModelResponse, strategy: ProviderStrategy) -> ModelResponse:
+        step = _last_step(response)
+        if step is None or step.tool_calls:
+            return response
+        try:
+            parsed = ProviderStrategyBinding.from_schema_spec(strategy.schema_spec).parse(step)
+        except Exception as exc:
+            return _unusable(step, f"the answer did not match its schema: {_why(exc)}")
+        return ModelResponse(result=list(response.result), structured_response=parsed)
+
+    def read_text(self, response: ModelResponse) -> ModelResponse:
+        step = _last_step(response)
+        if step is None or step.tool_calls or m.kind_of(step) != "answer":
+            return response
+        problems = []
+        for binding in self.outputs.values():
+            try:
+                value = json.loads(step.text)
+                if not isinstance(value, dict):
+                    raise ValueError("it is not a JSON object")
+                return _answered(step, value, binding.parse(value))
+            except Exception as exc:
+                problems.append(_why(exc))
+        why = f"the Final Answer must be one JSON object matching the schema ({problems[0]})"
+        return _unusable(step, why)
+
+
+def _last_step(response: ModelResponse) -> AIMessage | None:
+    return next((x for x in reversed(response.result) if isinstance(x, AIMessage)), None)
+
+
+def _answered(step: AIMessage, value: dict[str, Any], parsed: Any) -> ModelResponse:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    meta = {**step.response_metadata, m.MARK: "answer"}
+    answer = step.model_copy(update={"content": text, "tool_calls": [], "response_metadata": meta})
+    return ModelResponse(result=[answer], structured_response=parsed)
+
+
+def _unusable(step: AIMessage, why: str) -> ModelResponse:
+    meta = {**step.response_metadata, m.MARK: "invalid", m.ERROR: why}
+    return ModelResponse(result=[step.model_copy(update={"response_metadata": meta})])
+
+
+def _why(exc: BaseException) -> str:
+    """The first problem, on one line (a validation error's field and message)."""
+    cause = exc.__cause__ or exc.__context__
+    if not callable(getattr(exc, "errors", None)) and cause is not None:
+        return _why(cause)
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            first = errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ())) or "value"
+            return f"{where}: {first['msg']}"
+        except Exception:
+            pass
+    return str(exc).split("\n", 1)[0][:200]
