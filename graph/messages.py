@@ -31,6 +31,7 @@ FALLBACK = "react_fallback"  # why this run switched to the text protocol
 ERROR = "react_error"  # why an AI reply could not be used
 NOTICE = "react_notice"  # why a run stopped early (on the closing message)
 QUOTED = "react_quoted"  # an answer the grammar left no choice for: written without a model call
+DECIDED_BY = "react_decided_by"  # "model" or "code": who chose this step (the trace shows it)
 DURATION = "duration_ms"
 OURS = "react_agent_tool"  # set on ToolMessages this agent produced
 HIDDEN_PREFIX = "do-not-render-"

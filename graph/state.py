@@ -56,6 +56,7 @@ class Step(TypedDict, total=False):
     duration_ms: float
     usage: Usage | None
     note: str | None
+    decided_by: Literal["model", "code"]  # code: written without the model (a quoted answer)
 
 
 class Run(TypedDict, total=False):

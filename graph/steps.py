@@ -81,6 +81,7 @@ def derive_steps(messages: Sequence[BaseMessage], protocol: str | None = None) -
             else:
                 entry = _entry(number + 1, "answer", used, None)
                 entry["thought"] = message.response_metadata.get(m.THOUGHT, "")
+                entry["decided_by"] = _decided_by(message)
                 entry["usage"] = _usage(message)
                 steps.append(entry)
         elif m.is_agent_note(message) and kind in ("invalid", "repeat"):
@@ -117,6 +118,7 @@ def _action_entries(
             duration_ms=float((result.response_metadata if result else {}).get(m.DURATION, 0.0)),
             usage=usage if index == 0 else None,
             note=note if index == 0 else None,
+            decided_by=_decided_by(message),
         )
         out.append(entry)
     return out
@@ -135,7 +137,15 @@ def _entry(number: int, kind: str, protocol: str, observation: str | None) -> St
         "duration_ms": 0.0,
         "usage": None,
         "note": None,
+        "decided_by": "model",
     }
+
+
+def _decided_by(message: AIMessage) -> str:
+    """Who chose this step: the model, or code (a quoted answer, a choice the embedded model's
+    adapter made), as the step's message says."""
+    meta = message.response_metadata
+    return "code" if meta.get(m.DECIDED_BY) == "code" or meta.get(m.QUOTED) else "model"
 
 
 def _usage(message: AIMessage) -> Usage | None:

@@ -28,6 +28,7 @@ class QuotedAnswer(LoopPolicy):
             return request
         meta = {
             m.QUOTED: True,
+            m.DECIDED_BY: "code",
             m.MARK: "answer",
             m.THOUGHT: QUOTED_THOUGHT,
             m.PROTOCOL: protocol,

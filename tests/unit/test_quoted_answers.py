@@ -139,6 +139,8 @@ def test_when_only_the_quote_is_allowed_no_model_call_is_made() -> None:
     final = out["messages"][-1]
     assert isinstance(final, AIMessage) and final.response_metadata["react_quoted"] is True
     assert [s["kind"] for s in out["steps"]] == ["action", "answer"]
+    # the trace says who wrote each step: the answer was code's, not the model's
+    assert [s["decided_by"] for s in out["steps"]] == ["model", "code"]
 
 
 def test_a_failed_call_leaves_the_model_its_choice() -> None:
