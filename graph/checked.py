@@ -93,7 +93,9 @@ def _continues(input: Any, config: Any) -> bool:
 
 
 def _check_resume(snapshot: Any) -> None:
-    if not snapshot.next:
+    """A resume needs a paused run; a run cut short by a store failure (status still
+    `running`, nothing next) may be continued too."""
+    if not snapshot.next and (snapshot.values or {}).get("status") != "running":
         status = (snapshot.values or {}).get("status")
         where = f"its last run ended with status {status!r}" if status else "it has no run yet"
         raise NothingToResume(

@@ -33,21 +33,19 @@ def history(
         import asyncio
 
         from graph.cli.session import with_store
-        from graph.persistence.history import history_rows
+        from graph.persistence.timeline import aiter_history
 
         o.thread_id(thread)
 
         async def read(session: Any) -> list[Any]:
-            config = {"configurable": {"thread_id": thread}}
-            try:
-                return [s async for s in session.agent.aget_state_history(config)]
+            try:  # streamed: no full state is rebuilt, memory bounded whatever the length
+                return [row async for row in aiter_history(session.agent, thread)]
             except Exception as exc:
                 raise o.Stop(_unreadable(thread, exc), o.EXIT["error"]) from None
 
-        snapshots = asyncio.run(with_store(checkpointer, read))
-        if not snapshots:
+        rows = asyncio.run(with_store(checkpointer, read))
+        if not rows:
             raise o.no_thread(thread, _url(checkpointer))
-        rows = history_rows(snapshots)
         if as_json:
             json_lines({"thread_id": thread, **row.as_dict()} for row in rows)
             return
