@@ -17,10 +17,12 @@ from typing import Any
 
 from langchain_core.messages import (
     AIMessage,
+    AIMessageChunk,
     BaseMessage,
     BaseMessageChunk,
     message_chunk_to_message,
 )
+from langchain_core.messages.ai import add_ai_message_chunks
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from graph.support.workers import DaemonWorkers
@@ -31,17 +33,33 @@ class ReplyTooLong(ValueError):
 
 
 class ReplyBuffer:
-    """The reply as it streams in, refused once it passes the cap."""
+    """The reply as it streams in, refused once it passes the cap (text and tool-call
+    arguments both count). Chunks are merged once at the end: adding each to the running
+    reply re-parses the tool-call arguments every time, quadratic in their size."""
 
     def __init__(self, max_chars: int) -> None:
         self.max_chars = max_chars
-        self.reply: Any = None
+        self.chunks: list[Any] = []
         self.size = 0
 
+    @property
+    def reply(self) -> Any:
+        if not self.chunks:
+            return None
+        first, *rest = self.chunks
+        if isinstance(first, AIMessageChunk) and all(isinstance(c, AIMessageChunk) for c in rest):
+            return add_ai_message_chunks(first, *rest) if rest else first
+        merged = first
+        for chunk in rest:
+            merged = merged + chunk
+        return merged
+
     def add(self, chunk: Any) -> None:
-        self.reply = chunk if self.reply is None else self.reply + chunk
+        self.chunks.append(chunk)
         content = getattr(chunk, "content", None)
         self.size += len(content) if isinstance(content, str) else 0
+        for part in getattr(chunk, "tool_call_chunks", None) or ():
+            self.size += len(part.get("args") or "")
         if self.size > self.max_chars:
             raise ReplyTooLong(
                 f"the model's reply passed {self.max_chars:,} characters and was cut off "
