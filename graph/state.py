@@ -57,6 +57,7 @@ class Step(TypedDict, total=False):
     usage: Usage | None
     note: str | None
     decided_by: Literal["model", "code"]  # code: written without the model (a quoted answer)
+    argument_by: Literal["model", "code"]  # who wrote a call's arguments (the embedded model)
 
 
 class Run(TypedDict, total=False):

@@ -119,6 +119,9 @@ def _action_entries(
             usage=usage if index == 0 else None,
             note=note if index == 0 else None,
             decided_by=_decided_by(message),
+            argument_by="code"
+            if message.response_metadata.get(m.ARGUMENT_BY) == "code"
+            else "model",
         )
         out.append(entry)
     return out
@@ -138,6 +141,7 @@ def _entry(number: int, kind: str, protocol: str, observation: str | None) -> St
         "usage": None,
         "note": None,
         "decided_by": "model",
+        "argument_by": "model",
     }
 
 

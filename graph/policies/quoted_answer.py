@@ -20,6 +20,8 @@ class QuotedAnswer(LoopPolicy):
         if request.tools or run.get("wrap_up") or self.bindings.response_format is not None:
             return request  # a structured answer is the schema's, not a quoted line
         ctx = self.settings(request)
+        if self.bindings.is_local(ctx):
+            return request  # the embedded model quotes a result itself (LocalCompletionModel)
         in_run = run_messages(request.messages, run.get("question_id"))
         protocol = run.get("protocol") or "native"
         local = self.bindings.is_local(ctx)

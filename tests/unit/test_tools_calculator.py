@@ -3,7 +3,8 @@
 The stalls (issue 17.1) came from CPython building enormous integers while holding the GIL, so
 no timeout could fire. The tests below name the known cases; the fuzz test builds arbitrary
 expressions from numbers, operators and the allowed functions and checks that every one returns
-a finite number or a refusal, within a hypothesis deadline.
+a finite number or a refusal; a stall would hit pytest's timeout (no per-example deadline: a
+timed assertion flakes on a loaded machine).
 """
 
 from __future__ import annotations
@@ -157,13 +158,13 @@ def check(expression: str) -> None:
     assert math.isfinite(value) and abs(value) <= 1e300
 
 
-@settings(max_examples=400, deadline=250, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(expressions())
 def test_any_arithmetic_expression_is_a_finite_number_or_a_refusal(expression: str) -> None:
     check(expression)
 
 
-@settings(max_examples=200, deadline=250)
+@settings(max_examples=200, deadline=None)
 @given(
     st.lists(st.one_of(NUMBERS, OPERATORS, st.sampled_from(["(", ")", ",", "round", "e"]))).map(
         " ".join
@@ -173,7 +174,7 @@ def test_any_token_soup_is_a_finite_number_or_a_refusal(expression: str) -> None
     check(expression)
 
 
-@settings(max_examples=200, deadline=250)
+@settings(max_examples=200, deadline=None)
 @given(st.text(max_size=80))
 def test_any_text_is_a_finite_number_or_a_refusal(expression: str) -> None:
     check(expression)
