@@ -37,8 +37,8 @@ from typing import Any, ClassVar, Literal
 import httpx
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import BaseMessage
+from langchain_core.outputs import ChatResult
 from langchain_core.runnables import Runnable
 from pydantic import ConfigDict, Field, PrivateAttr
 
@@ -53,7 +53,15 @@ from graph.models.local.constrain import (
     quote_grammar,
 )
 from graph.models.local.hints import hints_for, tool_name
-from graph.models.local.prompt import HIDDEN_PREFIX, conversation_turns, render_prompt
+from graph.models.local.prompt import conversation_turns, render_prompt
+from graph.models.local.wire import (
+    backoff,
+    chat_messages,
+    chat_result,
+    json_of,
+    text_of,
+    timeout_error,
+)
 from graph.protocols.text.grammar import arguments_grammar, tool_specs
 from graph.protocols.text.observations import QUOTED_THOUGHT, quotable_lines
 
@@ -66,15 +74,6 @@ ANSWER_TOKENS = 60  # a direct answer is one short line
 FREE_ANSWER = r'root ::= " " [^\x00-\x20*_] [^\x00-\x1F]{0,200}' + "\n"
 
 Request = dict[str, Any]
-
-
-class LocalModelRequestError(RuntimeError):
-    """The llama.cpp server refused a request; `status_code` and `body` say how."""
-
-    def __init__(self, message: str, status_code: int, body: Any = None) -> None:
-        super().__init__(message)
-        self.status_code = status_code
-        self.body = body
 
 
 class LocalCompletionModel(BaseChatModel):
@@ -152,12 +151,12 @@ class LocalCompletionModel(BaseChatModel):
         chosen = None
         if offered and not observed:
             data = yield self._request(prompt + "Tool:", _spaced(choice_grammar(list(offered))), 12)
-            picked = _text_of(data).strip()
+            picked = text_of(data).strip()
             chosen = picked if picked in offered else None
             prompt += f"Tool: {picked or 'none'}\n"
         elif offered:
             data = yield self._request(prompt, choice_grammar(list(offered), after_result=True), 12)
-            picked = _text_of(data).strip().removeprefix("Tool:").strip()
+            picked = text_of(data).strip().removeprefix("Tool:").strip()
             chosen = picked if picked in offered else None
             if chosen:
                 prompt += f"Tool: {chosen}\n"
@@ -182,9 +181,9 @@ class LocalCompletionModel(BaseChatModel):
             data = yield self._request(prompt, _spaced(quote_grammar(quotes)), max_tokens)
         else:
             data = yield self._request(prompt, None, min(max_tokens, ANSWER_TOKENS))
-            if not _text_of(data).strip():
+            if not text_of(data).strip():
                 data = yield self._request(prompt, FREE_ANSWER, min(max_tokens, ANSWER_TOKENS))
-        answer = " ".join(_text_of(data).split())
+        answer = " ".join(text_of(data).split())
         thought = QUOTED_THOUGHT if observed else DIRECT_THOUGHT
         return f"Thought: {thought}\nFinal Answer: {answer}", meta
 
@@ -204,10 +203,10 @@ class LocalCompletionModel(BaseChatModel):
             grammar = piece_grammar(question, hints.accepts, default)
         if single and grammar:
             data = yield self._request(prompt + "Input:", _spaced(grammar), max_tokens)
-            return {single: _text_of(data).strip()}, "model"
+            return {single: text_of(data).strip()}, "model"
         data = yield self._request(prompt + "Input:", _spaced(arguments_grammar(tool)), max_tokens)
         try:
-            value = json.loads(_text_of(data))
+            value = json.loads(text_of(data))
         except ValueError:
             value = {}
         return (value if isinstance(value, dict) else {}), "model"
@@ -235,7 +234,7 @@ class LocalCompletionModel(BaseChatModel):
         body: Request = {
             "model": self.model_name,
             **extra,
-            "messages": _chat_messages(messages, kwargs.get("tools")),
+            "messages": chat_messages(messages, kwargs.get("tools")),
         }
         stops = list(dict.fromkeys([*(stop or []), *(kwargs.get("stop") or [])]))
         if stops:
@@ -277,7 +276,7 @@ class LocalCompletionModel(BaseChatModel):
                     body = plan.send(data)
             except StopIteration as done:
                 text, meta = done.value
-        return _result(text, meta, usage, started, self.model_name)
+        return chat_result(text, meta, usage, started, self.model_name)
 
     async def _agenerate(
         self,
@@ -301,7 +300,7 @@ class LocalCompletionModel(BaseChatModel):
                     body = plan.send(data)
             except StopIteration as done:
                 text, meta = done.value
-        return _result(text, meta, usage, started, self.model_name)
+        return chat_result(text, meta, usage, started, self.model_name)
 
     # -- the wire ----------------------------------------------------------------------------
 
@@ -312,16 +311,16 @@ class LocalCompletionModel(BaseChatModel):
             try:
                 response = client.post(url, json=body, timeout=timeout)
             except httpx.TimeoutException as exc:
-                raise _timeout(timeout) from exc
+                raise timeout_error(timeout) from exc
             except httpx.TransportError as exc:
                 if attempt < self.max_retries:
-                    time.sleep(_backoff(attempt))
+                    time.sleep(backoff(attempt))
                     continue
                 raise ConnectionError(f"the llama.cpp server at {url} failed: {exc}") from exc
             if response.status_code >= 500 and attempt < self.max_retries:
-                time.sleep(_backoff(attempt))
+                time.sleep(backoff(attempt))
                 continue
-            return _json(response)
+            return json_of(response)
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _apost(
@@ -331,16 +330,16 @@ class LocalCompletionModel(BaseChatModel):
             try:
                 response = await client.post(url, json=body, timeout=timeout)
             except httpx.TimeoutException as exc:
-                raise _timeout(timeout) from exc
+                raise timeout_error(timeout) from exc
             except httpx.TransportError as exc:
                 if attempt < self.max_retries:
-                    await asyncio.sleep(_backoff(attempt))
+                    await asyncio.sleep(backoff(attempt))
                     continue
                 raise ConnectionError(f"the llama.cpp server at {url} failed: {exc}") from exc
             if response.status_code >= 500 and attempt < self.max_retries:
-                await asyncio.sleep(_backoff(attempt))
+                await asyncio.sleep(backoff(attempt))
                 continue
-            return _json(response)
+            return json_of(response)
         raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -348,7 +347,7 @@ def _single(
     body: Request,
 ) -> Generator[Request, dict[str, Any], tuple[str, dict[str, Any]]]:
     data = yield body
-    return _text_of(data).strip(), {DECIDED_BY: "model"}
+    return text_of(data).strip(), {DECIDED_BY: "model"}
 
 
 def _possible(tool: Any, question: str) -> bool:
@@ -377,79 +376,3 @@ def _spaced(grammar: str) -> str:
     model's token after a colon carries its space) and the newline that ends the line after
     it (the request stops there; without it the model could not end where it wants to)."""
     return grammar.replace("root ::= ", 'root ::= " " (', 1).replace("\n", ') "\\n"?\n', 1)
-
-
-def _result(
-    text: str,
-    meta: dict[str, Any],
-    usage: list[dict[str, Any]],
-    started: float,
-    model_name: str,
-) -> ChatResult:
-    message = AIMessage(
-        content=text,
-        response_metadata={
-            "model_name": model_name,
-            "seconds": round(time.monotonic() - started, 3),
-            "requests": len(usage),
-            **meta,
-        },
-    )
-    prompt_tokens = sum(int(u.get("prompt_tokens") or 0) for u in usage)
-    completion_tokens = sum(int(u.get("completion_tokens") or 0) for u in usage)
-    if prompt_tokens or completion_tokens:
-        message.usage_metadata = {
-            "input_tokens": prompt_tokens,
-            "output_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
-        }
-    return ChatResult(generations=[ChatGeneration(message=message)])
-
-
-def _text_of(data: dict[str, Any]) -> str:
-    choice = (data.get("choices") or [{}])[0]
-    text = choice.get("text")
-    if text is None:
-        text = (choice.get("message") or {}).get("content") or ""
-    return text
-
-
-def _backoff(attempt: int) -> float:
-    return 0.25 * (2**attempt)
-
-
-def _timeout(seconds: float) -> TimeoutError:
-    return TimeoutError(f"the llama.cpp server did not answer within {seconds:g} s")
-
-
-def _json(response: httpx.Response) -> dict[str, Any]:
-    try:
-        data = response.json()
-    except ValueError:
-        data = {"error": {"message": response.text[:500]}}
-    if response.status_code >= 400:
-        error = data.get("error") if isinstance(data, dict) else None
-        detail = error.get("message") if isinstance(error, dict) else None
-        detail = detail or (data.get("detail") if isinstance(data, dict) else None) or data
-        raise LocalModelRequestError(
-            f"HTTP {response.status_code}: {detail}", response.status_code, data
-        )
-    return data if isinstance(data, dict) else {}
-
-
-def _chat_messages(messages: Sequence[BaseMessage], tools: Sequence[Any] | None) -> list[dict]:
-    """The text protocol's chat transcript (the `chat` prompt mode)."""
-    from graph.protocols.text.prompts import text_system_prompt, text_transcript
-
-    visible = [
-        m for m in messages if not (isinstance(m.id, str) and m.id.startswith(HIDDEN_PREFIX))
-    ]
-    system = next((m.text for m in visible if isinstance(m, SystemMessage)), None)
-    if system is None and tools:
-        system = text_system_prompt([t for t in tools if tool_name(t)])
-    out = [{"role": "system", "content": system}] if system else []
-    for message in text_transcript(visible):
-        role = "assistant" if isinstance(message, AIMessage) else "user"
-        if isinstance(message, HumanMessage) or role == "assistant":
-            out.append({"role": role, "content": message.text})
-    return out

@@ -124,8 +124,7 @@ def grammar_from_schemas(
 def arguments_grammar(tool: Any, limits: Limits = DEFAULT_LIMITS) -> str:
     """A grammar (root rule first) for one tool's JSON arguments alone, by its schema."""
     ((name, schema),) = tool_specs([tool])
-    builder = _Builder(limits)
-    builder._root_schema = schema
+    builder = _Builder(limits, root_schema=schema)
     params = builder.object_rule(f"{name}-input", schema, 0)
     lines = [f"root ::= {params}", *(f"{n} ::= {body}" for n, body in builder.rules.items())]
     return "\n".join(lines) + "\n"
@@ -142,11 +141,11 @@ def _grammar_cached(
 class _Builder:
     """Collects named rules; identical bodies share one rule."""
 
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limits: Limits, root_schema: Mapping[str, Any] | None = None) -> None:
         self.limits = limits
         self.rules: dict[str, str] = {}  # name -> body, in creation order
         self._names_by_body: dict[str, str] = {}
-        self._root_schema: Mapping[str, Any] = {}
+        self._root_schema: Mapping[str, Any] = root_schema or {}  # where `$ref`s resolve
 
     # -- rules -------------------------------------------------------------------------
     def rule(self, hint: str, body: str) -> str:
