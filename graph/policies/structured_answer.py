@@ -74,6 +74,9 @@ class StructuredAnswer(LoopPolicy):
             text = ANSWER_FORMAT.format(schema=json.dumps(spec.json_schema, ensure_ascii=False))
             system = request.system_message.text if request.system_message else ""
             shaped = request.override(system_message=SystemMessage(f"{system}\n\n{text}".strip()))
+            if getattr(request.model, "completion_prompt", False):  # the embedded model: its
+                settings = {**shaped.model_settings, "answer_schema": spec.json_schema}  # grammar
+                shaped = shaped.override(model_settings=settings)  # writes the schema's object
             return shaped, self.read_text
         provider = self.provider(request)
         if provider is not None:

@@ -292,3 +292,18 @@ def test_the_readmes_first_command(tmp_path: Path) -> None:
     assert ready, done.stderr
     pid = int(ready[0].rsplit("(pid ", 1)[1].rstrip(")"))
     assert _gone(pid), "the command's llama.cpp server outlived it"
+
+
+def test_a_structured_answer_is_written_under_the_schemas_grammar(server: LocalServer) -> None:
+    """response_format on the embedded model: its grammar writes the schema's JSON object, so
+    the answer parses as the schema whatever the 270M model would have said."""
+    from pydantic import BaseModel
+
+    class Capital(BaseModel):
+        city: str
+        country: str
+
+    out = _run(server, "What is the capital of France?", [], response_format=Capital)
+    assert out["status"] == "answered", out.get("error")
+    assert isinstance(out["structured_response"], Capital)
+    assert json.loads(out["answer"]) == out["structured_response"].model_dump()

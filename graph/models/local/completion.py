@@ -62,7 +62,7 @@ from graph.models.local.wire import (
     text_of,
     timeout_error,
 )
-from graph.protocols.text.grammar import arguments_grammar, tool_specs
+from graph.protocols.text.grammar import arguments_grammar, object_grammar, tool_specs
 from graph.protocols.text.observations import QUOTED_THOUGHT, quotable_lines
 
 PromptMode = Literal["completion", "chat"]
@@ -70,6 +70,7 @@ ExampleMode = Literal["all", "none"]
 DECIDED_BY = "react_decided_by"  # response_metadata: "model" or "code"
 ARGUMENT_BY = "react_argument_by"  # response_metadata, for a call: who wrote its input
 DIRECT_THOUGHT = "I can answer this myself."
+ANSWER_SCHEMA = "answer_schema"  # a bound setting: the JSON schema an answer must match
 ANSWER_TOKENS = 60  # a direct answer is one short line
 FREE_ANSWER = r'root ::= " " [^\x00-\x20*_] [^\x00-\x1F]{0,200}' + "\n"
 
@@ -136,7 +137,11 @@ class LocalCompletionModel(BaseChatModel):
         return self._last_tools or list(self.tools)
 
     def _step(
-        self, messages: Sequence[BaseMessage], tools: Sequence[Any] | None, max_tokens: int
+        self,
+        messages: Sequence[BaseMessage],
+        tools: Sequence[Any] | None,
+        max_tokens: int,
+        schema: dict[str, Any] | None = None,
     ) -> Generator[Request, dict[str, Any], tuple[str, dict[str, Any]]]:
         """The step's requests, one at a time (each is sent by the caller and its response
         sent back in); returns the reply text and what the reply's metadata says."""
@@ -173,6 +178,10 @@ class LocalCompletionModel(BaseChatModel):
             )
             return text, meta
         prompt += "Answer:"
+        if schema:  # the grammar writes the schema's JSON object: the answer is typed
+            data = yield self._request(prompt, _spaced(object_grammar(schema)), max_tokens)
+            thought = QUOTED_THOUGHT if observed else DIRECT_THOUGHT
+            return f"Thought: {thought}\nFinal Answer: {text_of(data).strip()}", meta
         last_ok = bool(done) and not done[-1].failed
         quotes = quotable_lines(answered[-1:]) if last_ok and self.quoted_answers else []
         if len(quotes) == 1:
@@ -250,6 +259,9 @@ class LocalCompletionModel(BaseChatModel):
         if self.prompt_mode == "chat":
             return "/chat/completions", _single(self._chat_request(messages, stop, kwargs))
         max_tokens = int(kwargs.get("max_tokens") or self.max_tokens or 256)
+        schema = kwargs.get(ANSWER_SCHEMA)  # a structured answer (build_graph(response_format))
+        if schema:
+            return "/completions", self._step(messages, kwargs.get("tools"), max_tokens, schema)
         return "/completions", self._step(messages, kwargs.get("tools"), max_tokens)
 
     # -- BaseChatModel -----------------------------------------------------------------------

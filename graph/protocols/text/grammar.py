@@ -130,6 +130,15 @@ def arguments_grammar(tool: Any, limits: Limits = DEFAULT_LIMITS) -> str:
     return "\n".join(lines) + "\n"
 
 
+def object_grammar(schema: Mapping[str, Any], limits: Limits = DEFAULT_LIMITS) -> str:
+    """A grammar (root rule first) for one JSON object matching `schema` (a structured
+    answer's), built the way a tool's arguments are."""
+    builder = _Builder(limits, root_schema=schema)
+    body = builder.object_rule("answer", dict(schema), 0)
+    lines = [f"root ::= {body}", *(f"{n} ::= {b}" for n, b in builder.rules.items())]
+    return "\n".join(lines) + "\n"
+
+
 @lru_cache(maxsize=64)
 def _grammar_cached(
     specs: tuple[tuple[str, str], ...], limits: Limits, quotes: tuple[str, ...]
