@@ -68,7 +68,8 @@ def prepare(b: Bindings, state: AgentState) -> Plan:
     try:
         ctx = b.context(runtime.context)
         tools = b.tools(ctx)
-        check_approvals(ctx.approve, b.approvable(ctx))  # an entry naming no tool is a mistake
+        if set(ctx.approve) - {"*"}:  # an entry naming no tool is a mistake, said at once
+            check_approvals(ctx.approve, b.approvable(ctx))
         model = b.chat_model(ctx)
     except (ValueError, ImportError, RuntimeError) as exc:  # settings, tool names, MCP servers
         return Plan({**update, "status": "error", "error": redact(exc)}, run, done=True)

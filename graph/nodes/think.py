@@ -70,7 +70,8 @@ async def _load_tools(b: Bindings) -> None:
     with contextlib.suppress(ValueError, ImportError, RuntimeError):  # prepare reports it
         ctx = b.context(get_runtime().context)
         await b.atools(ctx)
-        await asyncio.to_thread(b.approvable, ctx)  # the registry, for the approvals check
+        if set(ctx.approve) - {"*"}:  # the registry, for the approvals check
+            await asyncio.to_thread(b.approvable, ctx)
 
 
 def decide(plan: Plan, response: ModelResponse, commands: list[Command]) -> dict[str, Any]:
