@@ -54,6 +54,9 @@ def build_ours(
         protocol=protocol,
         checkpointer=checkpointer,
         max_steps=min(iterations + 1, 200),
+        # the scripted model counts its steps in the request: keep every step in it (the
+        # context policy still runs and counts tokens, its cost is measured)
+        context_window=10_000_000,
     )
 
 

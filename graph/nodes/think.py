@@ -27,6 +27,7 @@ from graph.middleware.hooks import observations_marked
 from graph.nodes.bindings import Bindings
 from graph.nodes.model_request import aexecute, execute
 from graph.nodes.plan import Plan, failure, prepare
+from graph.policies.base import RUN_SETTINGS
 from graph.state import AgentState
 from graph.usage import counted, with_tokens
 
@@ -41,10 +42,13 @@ def make_think(b: Bindings) -> tuple[Any, Any]:
                 update = plan.update
             else:
                 chain = chain_model_call(b.model_layers, partial(execute, b, plan, config=config))
+                token = RUN_SETTINGS.set(plan.ctx)
                 try:
                     update = decide(plan, *chain(plan.request))
                 except Exception as exc:
                     update = failure(plan, exc)
+                finally:
+                    RUN_SETTINGS.reset(token)
         return with_tokens(state, update, tokens)
 
     async def athink(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
@@ -56,10 +60,13 @@ def make_think(b: Bindings) -> tuple[Any, Any]:
             else:
                 call = partial(aexecute, b, plan, config=config)
                 chain = achain_model_call(b.model_layers, call)
+                token = RUN_SETTINGS.set(plan.ctx)
                 try:
                     update = decide(plan, *(await chain(plan.request)))
                 except Exception as exc:
                     update = failure(plan, exc)
+                finally:
+                    RUN_SETTINGS.reset(token)
         return with_tokens(state, update, tokens)
 
     return think, athink

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 
 from graph.settings import AgentContext
+
+# The run's settings, set by think around its model call: each policy reads them here instead of
+# resolving the run context again (seven policies, every step).
+RUN_SETTINGS: ContextVar[AgentContext | None] = ContextVar("react_agent_settings", default=None)
 
 Handler = Callable[[ModelRequest], ModelResponse]
 AsyncHandler = Callable[[ModelRequest], Awaitable[ModelResponse]]
@@ -22,7 +27,7 @@ class LoopPolicy(AgentMiddleware):
         self.bindings = bindings
 
     def settings(self, request: ModelRequest) -> AgentContext:
-        return self.bindings.context(request.runtime.context)
+        return RUN_SETTINGS.get() or self.bindings.context(request.runtime.context)
 
     @staticmethod
     def run(request: ModelRequest) -> dict[str, Any]:
