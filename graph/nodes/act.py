@@ -34,30 +34,39 @@ from graph.tooling.execution import async_only, outputs, tool_node
 
 def make_act(b: Bindings) -> tuple[Any, Any]:
     def act(payload: ActInput, config: RunnableConfig) -> Any:
-        ctx, tools = _setup(b)
-        early = _before(ctx, payload, tools, config)
-        if early is not None:
-            return _written([{"messages": [early]}], payload, ctx, 0.0)
-        node, call = _node(b, ctx, payload, tools), _call(payload)
-        started = time.perf_counter()
-        if async_only(tools.get(call["name"])):  # an async-only tool from a sync run
-            result = run_sync(lambda: node.ainvoke([call], config))
-        else:
-            result = node.invoke([call], config)
-        return _written(outputs(result), payload, ctx, time.perf_counter() - started)
+        task = Task(b, payload, config)
+        if task.refused is not None:
+            return task.refused
+        if async_only(task.tools.get(task.call["name"])):  # an async-only tool, sync run
+            return task.written(run_sync(lambda: task.node.ainvoke([task.call], config)))
+        return task.written(task.node.invoke([task.call], config))
 
     async def aact(payload: ActInput, config: RunnableConfig) -> Any:
         await b.atools(b.context(get_runtime().context))  # a resume may start here
-        ctx, tools = _setup(b)
-        early = _before(ctx, payload, tools, config)
-        if early is not None:
-            return _written([{"messages": [early]}], payload, ctx, 0.0)
-        node, call = _node(b, ctx, payload, tools), _call(payload)
-        started = time.perf_counter()
-        result = await node.ainvoke([call], config)
-        return _written(outputs(result), payload, ctx, time.perf_counter() - started)
+        task = Task(b, payload, config)
+        if task.refused is not None:
+            return task.refused
+        return task.written(await task.node.ainvoke([task.call], config))
 
     return act, aact
+
+
+class Task:
+    """One call as act runs it: the run's settings and tools, the observation of a call that
+    will not run (`refused`), else the ToolNode and the call, and the run's clock."""
+
+    def __init__(self, b: Bindings, payload: ActInput, config: RunnableConfig) -> None:
+        self.payload = payload
+        self.ctx, self.tools = _setup(b)
+        early = _before(self.ctx, payload, self.tools, config)
+        self.refused = _written([{"messages": [early]}], payload, self.ctx, 0.0) if early else None
+        self.node = _node(b, self.ctx, payload, self.tools) if early is None else None
+        self.call = _call(payload)
+        self.started = time.perf_counter()
+
+    def written(self, result: Any) -> Any:
+        seconds = time.perf_counter() - self.started
+        return _written(outputs(result), self.payload, self.ctx, seconds)
 
 
 def _setup(b: Bindings) -> tuple[AgentContext, dict[str, BaseTool]]:
