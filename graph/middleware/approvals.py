@@ -30,8 +30,11 @@ from graph import messages as m
 from tools.mcp.approvals import approves
 
 ApprovalMode = Literal["batched", "per_call"]
-EDITS = "hitl_edited_tool_calls"
-DECISIONS = ("approve", "edit", "reject", "respond")  # HumanInTheLoopMiddleware's private state key
+EDITS = "hitl_edited_tool_calls"  # HumanInTheLoopMiddleware's private state key
+DECISIONS = ("approve", "edit", "reject", "respond")
+# LangChain's default notice says the model's message still holds its own call; here the stored
+# step is rewritten to the call that ran, so the notice says only what happened.
+EDIT_NOTICE = "Note: a person reviewing this call changed its arguments before it ran."
 
 
 def needs_approval(tool: BaseTool | None, approve: Collection[str]) -> bool:
@@ -52,6 +55,7 @@ def approval_middleware(
     return HumanInTheLoopMiddleware(
         dict.fromkeys(gated, True),
         description_prefix="Tool execution pending approval",
+        edit_notice=EDIT_NOTICE,
         interrupt_mode=mode,
     )
 
