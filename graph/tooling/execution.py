@@ -96,11 +96,8 @@ def guarded(timeout: float) -> Wrapper:
     def guard(request: ToolCallRequest, execute: Execute) -> Result:
         try:
             return execute(request)
-        except GraphBubbleUp:
-            raise
         except Exception as exc:
-            name = request.tool_call["name"]
-            return error_message(request, failure_text(exc, name, request.tool, timeout))
+            return caught(request, exc, timeout)
 
     return guard
 
@@ -109,13 +106,18 @@ def aguarded(timeout: float) -> AsyncWrapper:
     async def guard(request: ToolCallRequest, execute: AsyncExecute) -> Result:
         try:
             return await execute(request)
-        except GraphBubbleUp:
-            raise
         except Exception as exc:
-            name = request.tool_call["name"]
-            return error_message(request, failure_text(exc, name, request.tool, timeout))
+            return caught(request, exc, timeout)
 
     return guard
+
+
+def caught(request: ToolCallRequest, exc: Exception, timeout: float) -> ToolMessage:
+    """The observation of a call that raised; LangGraph's interrupts pass on."""
+    if isinstance(exc, GraphBubbleUp):
+        raise exc
+    name = request.tool_call["name"]
+    return error_message(request, failure_text(exc, name, request.tool, timeout))
 
 
 def _fitted(request: ToolCallRequest, names: Sequence[str]) -> ToolCallRequest | ToolMessage:
