@@ -1,7 +1,11 @@
-"""The graph: five nodes, three routers, one builder. Read top to bottom:
+"""The graph: five nodes, their routers, one builder. Read top to bottom:
 
 START -> think -> review? -> act (one task per tool call) -> observe -> think ...
 think: unusable reply -> observe (a correction); answer, error or limit -> finish -> END
+
+LangChain middleware's node hooks sit around them where `create_agent` puts its own (`wire`):
+before_agent and before_model hooks before think, after_model hooks after it, after_agent hooks
+after finish; wrap_model_call and wrap_tool_call run inside think and act.
 """
 
 from __future__ import annotations
