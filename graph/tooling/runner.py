@@ -7,25 +7,12 @@ sentence the model can act on (`graph.tooling.execution` runs the calls).
 from __future__ import annotations
 
 import json
-from typing import Any, TypeVar
+from typing import Any
 
 from langchain_core.tools import BaseTool, ToolException
 from pydantic import ValidationError
-from typing_extensions import TypedDict
 
 from graph.lru import LRU
-
-T = TypeVar("T")
-PendingCall = dict[str, Any]  # a LangChain ToolCall: name, args, id (and `error` if unusable)
-
-
-class ToolResult(TypedDict):
-    id: str
-    name: str
-    args: dict[str, Any] | str
-    output: str
-    is_error: bool
-    duration_ms: float
 
 
 class ArgumentsError(ValueError):

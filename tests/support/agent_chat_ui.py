@@ -27,7 +27,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -39,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.support.langgraph_dev import free_port
+from tests.support.langgraph_dev import free_port, stop_group
 from tests.support.openai_server import Reply, ToolCall
 
 ENV_DIR = "REACT_AGENT_CHAT_UI_DIR"
@@ -150,14 +149,7 @@ class ChatUI:
 
     def stop(self, grace: float = 5.0) -> None:
         if self.process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(grace)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(grace)
+            stop_group(self.process, grace)
         if self._log_file is not None:
             self._log_file.close()
             self._log_file = None

@@ -179,14 +179,7 @@ class LangGraphDev:
 
     def stop(self, grace: float = 5.0) -> None:
         if self.alive():
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(grace)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(grace)
+            stop_group(self.process, grace)
         # stragglers of the group (reloader or worker children) never outlive the fixture
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signal.SIGKILL)
@@ -306,3 +299,15 @@ def report_failures(request: pytest.FixtureRequest, dev: LangGraphDev) -> Iterat
         yield
     finally:
         request.config.pluginmanager.unregister(plugin)
+
+
+def stop_group(process: subprocess.Popen, grace: float = 5.0) -> None:
+    """SIGTERM a server's process group, then SIGKILL it if it is still there after `grace`."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(grace)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(grace)
