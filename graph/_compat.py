@@ -7,6 +7,11 @@
 * `StateGraph.compile()` has no parameter for the compiled graph's class. The agent's
   `AgentGraph` (input checks before a run starts) is built by its own constructor from the
   compiled graph's fields, the way `Pregel.copy()` builds every copy (`with_config` too).
+* `StateGraph.add_node` takes a function or a runnable, not a sync and an async form without a
+  runnable around them. A `RunnableLambda` gives both but opens a callback run of its own on
+  every call, on top of the one LangGraph opens for the task (a third of the agent's overhead
+  per iteration). `create_agent` builds its nodes as LangGraph's `RunnableCallable` with
+  `trace=False`; so do we (`untraced_node`).
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 from langchain.agents.middleware import AgentMiddleware
+from langchain_core.runnables import Runnable
+from langgraph._internal._runnable import RunnableCallable
 from langgraph.graph.state import CompiledStateGraph
 
 G = TypeVar("G", bound=CompiledStateGraph)
@@ -37,3 +44,10 @@ def compiled_as(compiled: CompiledStateGraph, kind: type[G]) -> G:
     """The compiled graph as an instance of `kind`, a subclass that adds checks only."""
     fields = {k: v for k, v in vars(compiled).items() if k != "__orig_class__"}
     return kind(**fields)
+
+
+def untraced_node(func: Any, afunc: Any, name: str) -> Runnable:
+    """A node with a sync and an async form, run by LangGraph as it runs `create_agent`'s nodes:
+    inline in both kinds of run, with no callback run of its own (the task's run is the node's
+    run, so the messages it writes still reach clients streaming `messages`)."""
+    return RunnableCallable(func, afunc, name=name, trace=False)

@@ -1,6 +1,7 @@
 """The graph: five nodes, their routers, one builder. Read top to bottom:
 
-START -> think -> review? -> act (one task per tool call) -> observe -> think ...
+START -> think -> review? -> act (one task per tool call) -> observe? -> think ...
+act -> think when there is nothing to observe (`route_after_act`), else -> observe
 think: unusable reply -> observe (a correction); answer, error or limit -> finish -> END
 
 LangChain middleware's node hooks sit around them where `create_agent` puts its own (`wire`):
@@ -19,7 +20,7 @@ from typing import Any, Literal
 from langchain.agents.middleware import AgentMiddleware, HumanInTheLoopMiddleware
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, ToolMessage
-from langchain_core.runnables import RunnableLambda
+from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
@@ -27,7 +28,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 from langgraph.types import Send
 
-from graph._compat import compiled_as
+from graph._compat import compiled_as, untraced_node
 from graph.caller_schemas import context_schema_for
 from graph.checked import AgentGraph
 from graph.middleware.hooks import NODE_HOOKS, hook_node, jumps_of, node_name, with_hook
@@ -36,16 +37,16 @@ from graph.middleware.schema import extended
 from graph.nodes.act import make_act
 from graph.nodes.bindings import Bindings
 from graph.nodes.finish import make_finish
-from graph.nodes.observe import make_observe
+from graph.nodes.observe import make_observe, make_route_after_act
 from graph.nodes.review import make_review
 from graph.nodes.think import make_think
 from graph.settings import ConfigError, resolve_context
-from graph.state import AgentState, InputState, OutputState
+from graph.state import AgentState, InputState, OutputState, RouteState
 from graph.tooling.registry import registry_tools
 
 
 def recursion_limit_for(max_steps: int, hooks_per_step: int = 0, hooks_once: int = 0) -> int:
-    """Supersteps a run of `max_steps` iterations needs: think, act, observe per iteration, one
+    """Supersteps a run of `max_steps` iterations may need: think, act, observe per iteration, one
     approval pause per iteration at most, the first think, a wrap-up think and finish; plus one
     per middleware node hook each time it runs (before_model and after_model hooks every
     iteration, before_agent and after_agent hooks once)."""
@@ -53,7 +54,7 @@ def recursion_limit_for(max_steps: int, hooks_per_step: int = 0, hooks_once: int
 
 
 def route_after_think(
-    state: AgentState,
+    state: RouteState,
 ) -> list[Send] | Literal["review", "observe", "finish", "__end__"]:
     run = state.get("run") or {}
     if run.get("closed"):  # the recursion limit left no room even for finish
@@ -67,11 +68,11 @@ def route_after_think(
     return tool_tasks(state) or "observe"
 
 
-def route_after_review(state: AgentState) -> list[Send] | Literal["observe"]:
+def route_after_review(state: RouteState) -> list[Send] | Literal["observe"]:
     return tool_tasks(state) or "observe"
 
 
-def tool_tasks(state: AgentState) -> list[Send]:
+def tool_tasks(state: RouteState | AgentState) -> list[Send]:
     """One `act` task per call of the last step that has no observation yet."""
     messages = state.get("messages") or []
     index = next(
@@ -178,15 +179,15 @@ def build_graph(
         state, context_schema=context, input_schema=input_state, output_schema=output_state
     )
     builder.add_node("think", both(*make_think(b), name="think"))
-    builder.add_node("review", both(make_review(b), name="review"))
+    builder.add_node("review", both(*make_review(b), name="review"))
     builder.add_node("act", both(*make_act(b), name="act"))
-    builder.add_node("observe", make_observe(b))
+    builder.add_node("observe", both(make_observe(b), name="observe"))
     builder.add_node("finish", both(make_finish(b), name="finish"))
     hooks = {hook: with_hook(wares, hook) for hook in NODE_HOOKS}
     for hook, found in hooks.items():
         for ware in found:
             builder.add_node(node_name(ware, hook), hook_node(ware, hook))
-    wire(builder, hooks)
+    wire(builder, hooks, b)
     b.step_hooks = len(hooks["before_model"]) + len(hooks["after_model"])
     b.closing_hooks = len(hooks["after_agent"])
     b.after_think_hooks = len(hooks["after_model"]) + b.closing_hooks
@@ -202,11 +203,11 @@ def build_graph(
     return compiled.with_config(recursion_limit=limit)
 
 
-def wire(builder: StateGraph, hooks: dict[str, list[AgentMiddleware]]) -> None:
+def wire(builder: StateGraph, hooks: dict[str, list[AgentMiddleware]], b: Bindings) -> None:
     """The edges, with each middleware node hook where `create_agent` runs it:
 
     START -> before_agent hooks -> [before_model hooks -> think -> after_model hooks (last
-    first) -> review? -> act -> observe] ... -> finish -> after_agent hooks (last first) -> END
+    first) -> review? -> act -> observe?] ... -> finish -> after_agent hooks (last first) -> END
 
     A hook that declared jumps gets a conditional edge: `model` goes to the loop's entry,
     `tools` to act (the calls of the last step), `end` to finish.
@@ -237,7 +238,9 @@ def wire(builder: StateGraph, hooks: dict[str, list[AgentMiddleware]]) -> None:
     else:
         builder.add_conditional_edges("think", route_after_think, think_exits)
     builder.add_conditional_edges("review", route_after_review, ["act", "observe"])
-    builder.add_edge("act", "observe")
+    builder.add_conditional_edges(
+        "act", make_route_after_act(b, loop_entry), [loop_entry, "observe"]
+    )
     builder.add_conditional_edges("observe", _after_observe(loop_entry), [loop_entry, "finish"])
     ends = [*after_agent, END]
     builder.add_edge("finish", ends[0])
@@ -287,7 +290,7 @@ def _after_hooks(jumps: list[str], loop_entry: str) -> Any:
 
 
 def _after_observe(loop_entry: str) -> Any:
-    def route_after_observe(state: AgentState) -> str:
+    def route_after_observe(state: RouteState) -> str:
         return loop_entry if state.get("status") == "running" else "finish"
 
     return route_after_observe
@@ -310,13 +313,12 @@ def served_graph() -> CompiledStateGraph:
     return build_graph()
 
 
-def both(func: Any, afunc: Any = None, *, name: str | None = None) -> RunnableLambda:
-    """A node with a sync and an async form, traced like any runnable (so the messages it
-    writes reach clients streaming `messages`). Bookkeeping runs inline in async runs too (a
-    plain function would be sent to a worker thread for every call)."""
+def both(func: Any, afunc: Any = None, *, name: str | None = None) -> Runnable:
+    """A node with a sync and an async form. Bookkeeping runs inline in async runs too (a plain
+    function would be sent to a worker thread for every call)."""
     if afunc is None:
 
         async def afunc(state: Any) -> Any:
             return func(state)
 
-    return RunnableLambda(func, afunc=afunc, name=name or func.__name__)
+    return untraced_node(func, afunc, name or func.__name__)

@@ -32,6 +32,7 @@ ERROR = "react_error"  # why an AI reply could not be used
 NOTICE = "react_notice"  # why a run stopped early (on the closing message)
 QUOTED = "react_quoted"  # an answer the grammar left no choice for: written without a model call
 DECIDED_BY = "react_decided_by"  # "model" or "code": who chose this step (the trace shows it)
+STEP = "react_step"  # a step's number in its run: what the step limit counts
 ARGUMENT_BY = "react_argument_by"  # "model" or "code": who wrote a call's arguments
 DURATION = "duration_ms"
 OURS = "react_agent_tool"  # set on ToolMessages this agent produced

@@ -64,14 +64,12 @@ class Run(TypedDict, total=False):
     """The loop's bookkeeping for the current run."""
 
     question_id: str | None  # the message that started this run: the trace starts after it
-    iteration: int  # finished think/act/observe iterations
+    iteration: int  # 0 at a run's start; earlier releases counted steps here (`steps_taken`)
     protocol: str | None  # the protocol this run settled on (auto resolved, fallback)
     approve: list[str]  # the approval policy the run started with (resumes keep it)
     review: list[str]  # ids of the calls of this step that wait for a person's decision
     invalid: str | None  # why the model's last reply could not be used
     invalid_streak: int
-    repeats: int  # iterations in a row that made the same calls with the same results
-    last_calls: str | None  # digest of the last iteration's calls and observations
     wrap_up: bool  # the next think asks for the best answer, with no tools
     started_at: float | None  # wall-clock start (time.time()), for the run deadline
     closed: bool  # the run already ended in think (no room left for finish)
@@ -87,8 +85,6 @@ _RUN_TYPES: dict[str, tuple[type, ...]] = {
     "review": (list,),
     "invalid": (str, type(None)),
     "invalid_streak": (int,),
-    "repeats": (int,),
-    "last_calls": (str, type(None)),
     "wrap_up": (bool,),
     "started_at": (float, int, type(None)),
     "closed": (bool,),
@@ -97,9 +93,11 @@ _RUN_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
-# bookkeeping the first release kept in `run`: dropped when its threads are read back, so they
-# can go on (the trace and the routing are derived from the messages now)
-_LEGACY_RUN_KEYS = frozenset({"decision", "thought", "usage", "pending", "note"})
+# bookkeeping earlier releases kept in `run`: dropped when their threads are read back, so they
+# can go on (the trace, the routing and the repeated-call count are derived from the messages)
+_LEGACY_RUN_KEYS = frozenset(
+    {"decision", "thought", "usage", "pending", "note", "repeats", "last_calls"}
+)
 
 
 def merge_run(current: Run | None, update: Any) -> Run:
@@ -276,3 +274,15 @@ class ActInput(TypedDict):
     note: NotRequired[str | None]  # said with this observation (e.g. ignored extra actions)
     approve: NotRequired[list[str]]  # the run's approval policy (a resume keeps it)
     seal: NotRequired[str]  # the review step's seal, for a call that needed approval
+
+
+class RouteState(TypedDict, total=False):
+    """What the loop's routers read. LangGraph hands a router the channels its annotation
+    names, so routing after every node copies these few, not the whole state (a middleware's
+    keys included). Plain annotations: the channels are AgentState's."""
+
+    messages: list[AnyMessage]
+    run: Run
+    status: Status | None
+    approvals: dict[str, str]
+    remaining_steps: RemainingSteps

@@ -7,7 +7,7 @@ anything that shows a paused or crashed run.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -33,6 +33,17 @@ def run_messages(messages: Sequence[BaseMessage], question_id: str | None) -> li
             if messages[index].id == question_id:
                 return list(messages[index + 1 :])
     return list(messages)
+
+
+def steps_taken(messages: Sequence[BaseMessage], run: Mapping[str, Any]) -> int:
+    """The steps the model took in this run (`messages` from `run_messages`): the number think
+    wrote on its last step, so a middleware that drops old messages does not reset the count,
+    and no bookkeeping is written per step. A run an earlier release started kept the count
+    in `run`."""
+    for message in reversed(messages):
+        if isinstance(message, AIMessage) and m.STEP in message.response_metadata:
+            return int(message.response_metadata[m.STEP])
+    return int(run.get("iteration") or 0)
 
 
 def latest_observations(messages: Sequence[BaseMessage]) -> list[str]:

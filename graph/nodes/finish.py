@@ -16,7 +16,7 @@ from graph import messages as m
 from graph.nodes.bindings import Bindings
 from graph.settings import AgentContext, ConfigError
 from graph.state import AgentState
-from graph.steps import derive_steps, run_messages
+from graph.steps import derive_steps, run_messages, steps_taken
 from graph.usage import added
 
 STUCK_AFTER = 3  # identical iterations in a row that end a run
@@ -87,7 +87,7 @@ def _notice(
     out_of_room: bool,
 ) -> str | None:
     run = state.get("run") or {}
-    done = run.get("iteration", 0)
+    done = steps_taken(run_messages(messages, run.get("question_id")), run)
     if status == "max_steps":
         if done >= ctx.max_steps and not out_of_room:
             return (

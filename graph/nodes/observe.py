@@ -1,8 +1,12 @@
-"""observe: count the step, tell the model what went wrong if its reply was unusable, guard
-against a loop of identical calls, and decide whether the run goes on.
+"""observe: tell the model what went wrong if its reply was unusable, guard against a loop of
+identical calls, and end the run when its steps run out.
 
 Tool observations were already written by `act` (each task its own, so a crash keeps every
-finished one); what is written here is the agent's own notes to the model.
+finished one), and `think` counts the steps, so an iteration that leaves nothing to observe
+goes from act straight back to think: two supersteps, as in `create_agent`. `route_after_act`
+asks `assess` whether there is anything to write; observe runs when there is (a correction, a
+nudge, a `return_direct` result, the step limit), and after a step of several calls (each call
+is its own act task, and only a node after them sees every result).
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ from graph.nodes.finish import STUCK_AFTER
 from graph.protocols.native import native_invalid_observation
 from graph.protocols.text.prompts import invalid_reply_observation
 from graph.settings import AgentContext
-from graph.state import AgentState
+from graph.state import AgentState, RouteState
+from graph.steps import run_messages, steps_taken
 
 AFTER_OBSERVE = 4  # supersteps the next step needs to still end through finish
 WRAP_UP = 2  # think, finish
@@ -29,44 +34,65 @@ WRAP_UP = 2  # think, finish
 
 def make_observe(b: Bindings) -> Any:
     def observe(state: AgentState) -> dict[str, Any]:
-        ctx = b.context(get_runtime().context)
-        run = state.get("run") or {}
-        number = run.get("iteration", 0) + 1
-        step, results = last_step(state.get("messages") or [])
-        changes: dict[str, Any] = {"iteration": number, "review": [], "invalid": None}
-        written: list[BaseMessage] = []
-        if run.get("invalid"):
-            written += _correction(b, ctx, run, step, results)
-            changes.update(invalid_streak=run.get("invalid_streak", 0) + 1, repeats=0)
-            changes["last_calls"] = None
-        else:
-            changes["invalid_streak"] = 0
-            signature = call_signature(step, results)
-            repeats = run.get("repeats", 0) + 1 if signature == run.get("last_calls") else 1
-            changes.update(repeats=repeats, last_calls=signature)
-            if repeats == STUCK_AFTER - 1:
-                written.append(_nudge(step))
-        update: dict[str, Any] = {"run": changes}
-        if written:
-            update["messages"] = written
-        direct = _returned_directly(b.tools(ctx), step, results)
-        if direct is not None:  # a `return_direct` tool's result is the answer, as in ToolNode
-            return {**update, "status": "answered", "answer": direct}
-        remaining = state.get("remaining_steps", 10**6) - b.step_hooks - b.closing_hooks
-        status = _next(ctx, changes, number, remaining)
-        if status == "wrap_up":
-            changes["wrap_up"] = True
-        elif status != "running":
-            update["status"] = status
-            if status == "error":
-                update["error"] = (
-                    f"The model's last {ctx.max_invalid} replies could not be parsed (last "
-                    f"problem: {run.get('invalid') or 'unknown'}); try another model or the "
-                    "other protocol (REACT_AGENT_PROTOCOL)."
-                )
-        return update
+        return assess(b, b.context(get_runtime().context), state, tell=True) or {}
 
     return observe
+
+
+def make_route_after_act(b: Bindings, loop_entry: str) -> Any:
+    def route_after_act(state: RouteState) -> str:
+        step, _ = last_step(state.get("messages") or [])
+        calls = len(step.tool_calls) + len(step.invalid_tool_calls) if step is not None else 0
+        if calls > 1:  # this act task saw its own result only
+            return "observe"
+        runtime = get_runtime()  # none in `update_state(..., as_node="act")`
+        ctx = b.context(runtime.context if runtime is not None else None)
+        return "observe" if assess(b, ctx, state) else loop_entry
+
+    return route_after_act
+
+
+def assess(
+    b: Bindings, ctx: AgentContext, state: RouteState | AgentState, *, tell: bool = False
+) -> dict[str, Any] | None:
+    """The update observe writes after the last step, or None when the run just goes on.
+    Pure but for `tell`, which streams the notes to the client."""
+    run = state.get("run") or {}
+    messages = state.get("messages") or []
+    step, results = last_step(messages)
+    changes: dict[str, Any] = {}
+    written: list[BaseMessage] = []
+    if run.get("invalid"):
+        written += _correction(b, ctx, run, step, results, tell)
+        changes.update(invalid_streak=run.get("invalid_streak", 0) + 1, invalid=None, review=[])
+        repeats = 0
+    else:
+        repeats = repeated_steps(messages)
+        if repeats == STUCK_AFTER - 1:
+            written.append(_nudge(step, tell))
+    update: dict[str, Any] = {}
+    if written:
+        update["messages"] = written
+    direct = _returned_directly(b.tools(ctx), step, results)
+    if direct is not None:  # a `return_direct` tool's result is the answer, as in ToolNode
+        return {**update, "run": changes, "status": "answered", "answer": direct}
+    remaining = state.get("remaining_steps", 10**6) - b.step_hooks - b.closing_hooks
+    streak = changes.get("invalid_streak", run.get("invalid_streak", 0))
+    done = steps_taken(run_messages(messages, run.get("question_id")), run)
+    status = _next(ctx, repeats, streak, done, remaining)
+    if status == "wrap_up":
+        changes["wrap_up"] = True
+    elif status != "running":
+        update["status"] = status
+        if status == "error":
+            update["error"] = (
+                f"The model's last {ctx.max_invalid} replies could not be parsed (last "
+                f"problem: {run.get('invalid') or 'unknown'}); try another model or the "
+                "other protocol (REACT_AGENT_PROTOCOL)."
+            )
+    if changes:
+        update["run"] = changes
+    return update or None
 
 
 def _returned_directly(
@@ -90,8 +116,31 @@ def last_step(messages: list[BaseMessage]) -> tuple[AIMessage | None, list[ToolM
     return None, []
 
 
+def repeated_steps(messages: list[BaseMessage], most: int = STUCK_AFTER) -> int:
+    """How many steps in a row, ending with the last, made the same calls with the same
+    results (at most `most`; 0 when the last step made no call). Derived from the messages,
+    so it needs no bookkeeping and stops at the question that started the run."""
+    signatures: list[str] = []
+    results: list[ToolMessage] = []
+    for message in reversed(messages):
+        if m.is_user_message(message):
+            break
+        if isinstance(message, ToolMessage):
+            results.append(message)
+        elif isinstance(message, AIMessage):
+            if not message.tool_calls:
+                break
+            signatures.append(call_signature(message, results))
+            results = []
+            if len(signatures) > 1 and signatures[-1] != signatures[0]:
+                return len(signatures) - 1
+            if len(signatures) == most:
+                break
+    return len(signatures)
+
+
 def _correction(
-    b: Bindings, ctx: AgentContext, run: dict, step: AIMessage | None, results: list
+    b: Bindings, ctx: AgentContext, run: dict, step: AIMessage | None, results: list, tell: bool
 ) -> list[BaseMessage]:
     error = run.get("invalid") or "the reply could not be parsed"
     protocol = run.get("protocol") or "native"
@@ -99,7 +148,7 @@ def _correction(
         text = invalid_reply_observation(error, [t.name for t in b.tools(ctx)])
     else:
         text = native_invalid_observation(error)
-    _tell(text)
+    _tell(text, tell)
     broken = list(step.invalid_tool_calls) if step is not None else []
     if protocol == "native" and broken:
         return [
@@ -109,19 +158,20 @@ def _correction(
     return [m.agent_note(text, "invalid")]
 
 
-def _nudge(step: AIMessage | None) -> BaseMessage:
+def _nudge(step: AIMessage | None, tell: bool) -> BaseMessage:
     names = ", ".join(dict.fromkeys(c["name"] for c in (step.tool_calls if step else [])))
     text = (
         f"You already called {names} with exactly this input and got exactly this result. "
         "Calling it again will not change the answer: use what you have, try a different "
         "input or tool, or give your Final Answer."
     )
-    _tell(text)
+    _tell(text, tell)
     return m.agent_note(text, "repeat")
 
 
-def _tell(text: str) -> None:
-    get_stream_writer()({"event": "observation", "tool": None, "text": text, "is_error": True})
+def _tell(text: str, tell: bool) -> None:
+    if tell:
+        get_stream_writer()({"event": "observation", "tool": None, "text": text, "is_error": True})
 
 
 def call_signature(step: AIMessage | None, results: list[ToolMessage]) -> str:
@@ -134,10 +184,10 @@ def call_signature(step: AIMessage | None, results: list[ToolMessage]) -> str:
     return hashlib.blake2b("\n".join(done).encode(), digest_size=12).hexdigest()
 
 
-def _next(ctx: AgentContext, changes: dict[str, Any], done: int, remaining: int) -> str:
-    if changes.get("repeats", 0) >= STUCK_AFTER:
+def _next(ctx: AgentContext, repeats: int, streak: int, done: int, remaining: int) -> str:
+    if repeats >= STUCK_AFTER:
         return "stuck"
-    if changes["invalid_streak"] >= ctx.max_invalid:
+    if streak >= ctx.max_invalid:
         return "error"
     if done >= ctx.max_steps or remaining <= AFTER_OBSERVE:
         if ctx.answer_on_limit and remaining > WRAP_UP:

@@ -31,7 +31,7 @@ from graph.protocols.native import DEFAULT_INSTRUCTIONS
 from graph.redaction import redact
 from graph.settings import AgentContext
 from graph.state import AgentState
-from graph.steps import latest_observations, run_messages
+from graph.steps import latest_observations, run_messages, steps_taken
 from tools.mcp.approvals import check_approvals
 
 # supersteps after think that still end through finish: review, act, observe, finish
@@ -55,6 +55,7 @@ class Plan:
     fallback: str | None = None  # why this call went as text (NativeToTextFallback)
     done: bool = False
     known_ids: frozenset[str] = frozenset()
+    steps: int = 0  # steps the model already took in this run
 
 
 def prepare(b: Bindings, state: AgentState) -> Plan:
@@ -91,6 +92,7 @@ def prepare(b: Bindings, state: AgentState) -> Plan:
     conversation = tool_results_after_calls([x for x in view if m.kind_of(x) != "error"])
     plan.protocol, plan.tools, plan.wrap_up, plan.local = chosen, tools, wrap_up, local
     plan.known_ids = frozenset(x.id for x in view if x.id)
+    plan.steps = steps_taken(in_run, run)
     plan.quotes = b.quotes(ctx, chosen, local, latest_observations(in_run))
     plan.runnable = b.bound(ctx, chosen, tools, local, plan.quotes)
     seen = {**state, **{k: v for k, v in plan.update.items() if k != "messages"}}

@@ -9,6 +9,7 @@ neither.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
@@ -16,7 +17,7 @@ from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import get_runtime
 
-from graph.middleware.approval_seal import seal
+from graph.middleware.approval_seal import approval_key, seal
 from graph.middleware.approvals import (
     EDITS,
     approval_middleware,
@@ -30,7 +31,10 @@ from graph.nodes.observe import last_step
 from graph.state import AgentState
 
 
-def make_review(b: Bindings) -> Any:
+def make_review(b: Bindings) -> tuple[Any, Any]:
+    """The sync and async forms; the async one reads the seal key off the event loop first
+    (the first read may create it on disk)."""
+
     def review(state: AgentState) -> dict[str, Any]:
         run = state.get("run") or {}
         messages = state.get("messages") or []
@@ -67,7 +71,12 @@ def make_review(b: Bindings) -> Any:
             out["messages"] = written
         return out
 
-    return review
+    async def areview(state: AgentState) -> dict[str, Any]:
+        if (state.get("run") or {}).get("review"):
+            await asyncio.to_thread(approval_key)
+        return review(state)
+
+    return review, areview
 
 
 def _copy(step: AIMessage) -> AIMessage:

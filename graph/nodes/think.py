@@ -83,7 +83,9 @@ async def _load_tools(b: Bindings) -> None:
 
 def decide(plan: Plan, response: ModelResponse, commands: list[Command]) -> dict[str, Any]:
     """The update for the step the chain returned: tool calls to run, the answer, or a
-    correction. A reply a middleware wrote itself (no agent mark) is read by its shape."""
+    correction. A reply a middleware wrote itself (no agent mark) is read by its shape. A step
+    carries its number in the run (what the step limit counts), and the bookkeeping is written
+    only where it changes: an ordinary step writes its messages alone."""
     written = observations_marked(list(response.result))
     step = next((x for x in reversed(written) if isinstance(x, AIMessage)), None)
     update = _with_commands(plan.update, commands)
@@ -92,8 +94,8 @@ def decide(plan: Plan, response: ModelResponse, commands: list[Command]) -> dict
     messages = [*update.get("messages", []), *_unique(written, plan)]
     write = get_stream_writer()
     if step is None:
-        run = {**update.get("run", {}), "invalid": "the model returned no reply", "review": []}
-        return {**update, "run": run, "messages": messages}
+        changes = _changed(plan, invalid="the model returned no reply", review=[])
+        return {**update, "run": {**update.get("run", {}), **changes}, "messages": messages}
     fallback = step.response_metadata.get(m.FALLBACK)
     if fallback:  # the rest of the run keeps to the text protocol
         write({"event": "fallback", "text": fallback})
@@ -105,11 +107,14 @@ def decide(plan: Plan, response: ModelResponse, commands: list[Command]) -> dict
     if plan.wrap_up:
         text = step.text.strip() or thought
         return {**update, "status": "max_steps", "answer": text or None}
+    if kind != "invalid" and not (kind == "step" and step.tool_calls):
+        write({"event": "answer", "text": step.text})
+        return {**update, "status": "answered", "answer": step.text, "messages": messages}
+    messages = _numbered(messages, step, plan.steps + 1)
     if kind == "invalid":
         error = step.response_metadata.get(m.ERROR) or "the reply could not be used"
-        run = {**update.get("run", {}), "invalid": error, "review": []}
-        return {**update, "run": run, "messages": messages}
-    if kind == "step" and step.tool_calls:
+        changes = _changed(plan, invalid=error, review=[])
+    else:
         for call in step.tool_calls:
             write({"event": "action", "tool": call["name"], "input": call["args"]})
         by_name = {t.name: t for t in plan.tools}
@@ -117,10 +122,21 @@ def decide(plan: Plan, response: ModelResponse, commands: list[Command]) -> dict
         review = [
             c["id"] for c in step.tool_calls if needs_approval(by_name.get(c["name"]), policy)
         ]
-        run = {**update.get("run", {}), "review": review, "invalid": None}
-        return {**update, "run": run, "messages": messages}
-    write({"event": "answer", "text": step.text})
-    return {**update, "status": "answered", "answer": step.text, "messages": messages}
+        changes = _changed(plan, review=review, invalid=None, invalid_streak=0)
+    run = {**update.get("run", {}), **changes}
+    return {**update, **({"run": run} if run else {}), "messages": messages}
+
+
+def _changed(plan: Plan, **fields: Any) -> dict[str, Any]:
+    """The bookkeeping fields whose value this step changes (each write costs a stored row)."""
+    return {key: value for key, value in fields.items() if plan.run.get(key) != value}
+
+
+def _numbered(messages: list[BaseMessage], step: AIMessage, number: int) -> list[BaseMessage]:
+    numbered = step.model_copy(
+        update={"response_metadata": {**step.response_metadata, m.STEP: number}}
+    )
+    return [numbered if x is step else x for x in messages]
 
 
 def _unique(written: list[BaseMessage], plan: Plan) -> list[BaseMessage]:

@@ -36,8 +36,6 @@ def new_turn(state: AgentState) -> dict[str, Any] | None:
             "review": [],
             "invalid": None,
             "invalid_streak": 0,
-            "repeats": 0,
-            "last_calls": None,
             "wrap_up": False,
             "started_at": time.time(),
             "closed": False,

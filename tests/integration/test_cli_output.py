@@ -44,7 +44,6 @@ def test_history_plain_rows_are_whole_lines(finished_thread: str, env: dict[str,
         "__start__",
         "think",
         "act",
-        "observe",
         "think",
         "finish",
     ]

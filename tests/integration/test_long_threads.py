@@ -150,7 +150,7 @@ def test_streamed_rows_match_on_sqlite_sync_and_async(tmp_path: Path) -> None:
 def test_ids_are_read_in_pages(tmp_path: Path) -> None:
     """More checkpoints than one page of ids: every row, in order, once."""
     url = f"sqlite:///{tmp_path / 'checkpoints.sqlite'}"
-    turns = PAGE // 7 + 3  # about seven checkpoints a turn
+    turns = PAGE // 6 + 3  # six checkpoints a turn: input, start, think, act, think, finish
     with open_saver(url) as saver:
         agent = agent_on(saver, script_for_turns(turns))
         for turn in range(turns):

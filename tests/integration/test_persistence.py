@@ -148,10 +148,10 @@ def test_history_show_and_replay(
     assert listing.returncode == 0, listing.stderr
     rows = [json.loads(line) for line in listing.stdout.splitlines()]
     nodes = [row["node"] for row in rows]
-    assert nodes == ["input", "__start__", "think", "act", "observe", "think", "finish"]
+    assert nodes == ["input", "__start__", "think", "act", "think", "finish"]
     summaries = [row["summary"] for row in rows]
     assert "question: tick" in summaries[1] and 'Action: tick({"label": "first"})' in summaries[2]
-    assert "tick → ticked first" in summaries[3] and "answered: Ticked first." in summaries[6]
+    assert "tick → ticked first" in summaries[3] and "answered: Ticked first." in summaries[5]
     before_act = rows[2]["checkpoint_id"]
 
     shown = run_cli("show", *args, "--checkpoint", before_act, env=env)

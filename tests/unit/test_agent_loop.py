@@ -407,7 +407,29 @@ def test_updates_stream_in_node_order() -> None:
     nodes = [
         next(iter(u)) for u in agent.stream({"messages": [("user", "hi")]}, stream_mode="updates")
     ]
-    assert nodes == ["think", "act", "observe", "think", "finish"]
+    assert nodes == ["think", "act", "think", "finish"]  # nothing to observe: act -> think
+
+
+def test_observe_runs_when_a_step_leaves_something_to_tell() -> None:
+    """Two calls in one step (each its own act task), then the same call three times: observe
+    runs after the pair, tells the model after the second repeat, and ends the third."""
+    pair = AIMessage(
+        content="",
+        tool_calls=[
+            {"name": "echo", "args": {"text": "a"}, "id": "c1"},
+            {"name": "echo", "args": {"text": "b"}, "id": "c2"},
+        ],
+    )
+    same = [action("native", "echo", {"text": "x"}) for _ in range(3)]
+    _, agent = agent_for([pair, *same, "bye"], "native")
+    updates = list(agent.stream({"messages": [("user", "hi")]}, stream_mode="updates"))
+    nodes = [next(iter(u)) for u in updates]
+    assert nodes == [
+        "think", "act", "act", "observe",  # the pair: observe sees both results
+        "think", "act", "think", "act", "observe",  # the second identical step: a nudge
+        "think", "act", "observe", "finish",  # the third: stuck
+    ]  # fmt: skip
+    assert updates[-2]["observe"]["status"] == "stuck"
 
 
 def test_tools_unsupported_falls_back_to_text_under_auto(mode: str) -> None:
@@ -570,3 +592,30 @@ def test_sync_tool_timeout_in_a_sync_run() -> None:
     )
     out = agent.invoke({"messages": [("user", "nap")]})
     assert out["steps"][0]["observation"] == "Tool 'nap' timed out after 0.2 s."
+
+
+def test_usage_counting_adds_no_callback_hook_per_step() -> None:
+    """Each `get_usage_metadata_callback()` registers a configure hook for good; the agent's
+    counter is registered once, however many steps run."""
+    from langchain_core.tracers.context import _configure_hooks
+
+    _, agent = agent_for([action("native", "echo", {"text": "hi"}), "bye"], "native")
+    agent.invoke({"messages": [("user", "hi")]})
+    hooks = len(_configure_hooks)
+    _, agent = agent_for(
+        [action("native", "echo", {"text": str(i)}) for i in range(5)] + ["ok"], "native"
+    )
+    out = agent.invoke({"messages": [("user", "hi")]})
+    assert out["status"] == "answered" and len(_configure_hooks) == hooks
+
+
+def test_an_ordinary_step_writes_its_messages_alone() -> None:
+    """The step limit counts the number think writes on each step, so a step that changes no
+    other bookkeeping writes no `run` (each write is a stored row per step)."""
+    script = [action("native", "echo", {"text": str(i)}) for i in range(3)] + ["done"]
+    _, agent = agent_for(script, "native", max_steps=3)
+    updates = list(agent.stream({"messages": [("user", "hi")]}, stream_mode="updates"))
+    thinks = [u["think"] for u in updates if "think" in u]
+    assert all(set(t) == {"messages"} for t in thinks[1:3])
+    steps = [t["messages"][-1].response_metadata.get("react_step") for t in thinks[:3]]
+    assert steps == [1, 2, 3]

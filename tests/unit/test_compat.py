@@ -53,3 +53,45 @@ def test_a_compiled_graph_rebuilt_as_a_subclass_is_the_same_graph() -> None:
     assert checked.config == compiled.config and checked.name == "counter"
     assert checked.invoke({"n": 1}) == {"n": 2}
     assert type(checked.with_config(tags=["x"])) is Checked  # copies keep the class
+
+
+def test_an_untraced_node_runs_both_forms_and_its_messages_still_stream() -> None:
+    """`untraced_node` is LangGraph's RunnableCallable with `trace=False` (as `create_agent`
+    builds its nodes): the sync form in `invoke`, the async one in `ainvoke`, no callback run
+    of its own, and the messages it writes still reach a client streaming `messages`."""
+    import asyncio
+
+    from langchain_core.callbacks import BaseCallbackHandler
+    from langchain_core.messages import AIMessage
+    from langgraph.graph import MessagesState
+
+    from graph._compat import untraced_node
+
+    forms: list[str] = []
+
+    def sync(state: MessagesState) -> dict[str, Any]:
+        forms.append("sync")
+        return {"messages": [AIMessage("from the node", id="m1")]}
+
+    async def both(state: MessagesState) -> dict[str, Any]:
+        forms.append("async")
+        return {"messages": [AIMessage("from the node", id="m1")]}
+
+    class Runs(BaseCallbackHandler):
+        def __init__(self) -> None:
+            self.names: list[str] = []
+
+        def on_chain_start(self, serialized: Any, inputs: Any, **kw: Any) -> None:
+            self.names.append(kw.get("name"))
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("speak", untraced_node(sync, both, "speak"))
+    builder.add_edge(START, "speak")
+    builder.add_edge("speak", END)
+    graph = builder.compile()
+    runs = Runs()
+    streamed = list(graph.stream({"messages": []}, {"callbacks": [runs]}, stream_mode="messages"))
+    assert [chunk.text for chunk, _ in streamed] == ["from the node"]
+    assert runs.names.count("speak") == 1  # the task's run only: none of the node's own
+    asyncio.run(graph.ainvoke({"messages": []}))
+    assert forms == ["sync", "async"]
