@@ -1,17 +1,38 @@
 """Token usage of a run, summed over every model call it made: the agent's steps, and the
 calls a middleware makes on its own (a summary, a fallback model, a tool selector), the
-wrap-up included. LangChain's `get_usage_metadata_callback` sees each chat model call made
-inside a node; the run's total rides in its bookkeeping, so a resume keeps counting."""
+wrap-up included. LangChain's usage handler sees each chat model call made inside a node; the
+run's total rides in its bookkeeping, so a resume keeps counting."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
-from langchain_core.callbacks import get_usage_metadata_callback
+from langchain_core.callbacks import UsageMetadataCallbackHandler
+from langchain_core.tracers.context import register_configure_hook
 
 KEYS = ("input_tokens", "output_tokens", "total_tokens")
+
+
+class InlineUsageHandler(UsageMetadataCallbackHandler):
+    """LangChain's usage handler, run inline. In an async run a handler that is not sends
+    each callback event of each model call to a worker thread."""
+
+    run_inline = True
+
+
+# One variable, registered once. `get_usage_metadata_callback()` registers a new configure
+# hook on every call and never removes it, so a long-lived process would configure callbacks
+# through one more hook at every step.
+_CURRENT: ContextVar[InlineUsageHandler | None] = ContextVar("react_agent_usage", default=None)
+
+
+@functools.cache
+def _registered() -> None:
+    register_configure_hook(_CURRENT, inheritable=True)
 
 
 def added(*parts: Mapping[str, Any] | None) -> dict[str, int]:
@@ -20,13 +41,17 @@ def added(*parts: Mapping[str, Any] | None) -> dict[str, int]:
 
 @contextmanager
 def counted() -> Iterator[dict[str, int]]:
-    """The usage of the model calls made inside the block, filled in when it ends."""
+    """The usage of the model calls made inside the block, filled in when it ends (a block
+    inside another counts its calls for itself only)."""
+    _registered()
     totals: dict[str, int] = {}
-    with get_usage_metadata_callback() as callback:
-        try:
-            yield totals
-        finally:
-            totals.update(added(*callback.usage_metadata.values()))
+    handler = InlineUsageHandler()
+    token = _CURRENT.set(handler)
+    try:
+        yield totals
+    finally:
+        _CURRENT.reset(token)
+        totals.update(added(*handler.usage_metadata.values()))
 
 
 def with_tokens(state: Any, update: dict[str, Any], tokens: dict[str, int]) -> dict[str, Any]:
