@@ -10,8 +10,9 @@
 * `StateGraph.add_node` takes a function or a runnable, not a sync and an async form without a
   runnable around them. A `RunnableLambda` gives both but opens a callback run of its own on
   every call, on top of the one LangGraph opens for the task (a third of the agent's overhead
-  per iteration). `create_agent` builds its nodes as LangGraph's `RunnableCallable` with
-  `trace=False`; so do we (`untraced_node`).
+  per iteration), and a plain function as a router runs in a worker thread after every node in
+  async runs. `create_agent` builds its nodes and routers as LangGraph's `RunnableCallable`
+  with `trace=False`; so do we (`untraced`).
 """
 
 from __future__ import annotations
@@ -46,8 +47,9 @@ def compiled_as(compiled: CompiledStateGraph, kind: type[G]) -> G:
     return kind(**fields)
 
 
-def untraced_node(func: Any, afunc: Any, name: str) -> Runnable:
-    """A node with a sync and an async form, run by LangGraph as it runs `create_agent`'s nodes:
-    inline in both kinds of run, with no callback run of its own (the task's run is the node's
-    run, so the messages it writes still reach clients streaming `messages`)."""
+def untraced(func: Any, afunc: Any, name: str) -> Runnable:
+    """A node or a router, run by LangGraph as it runs `create_agent`'s: inline in both kinds
+    of run (with no async form, `ainvoke` calls the sync one), with no callback run of its own
+    (the task's run is the node's run, so the messages a node writes still reach clients
+    streaming `messages`)."""
     return RunnableCallable(func, afunc, name=name, trace=False)

@@ -28,7 +28,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 from langgraph.types import Send
 
-from graph._compat import compiled_as, untraced_node
+from graph._compat import compiled_as, untraced
 from graph.caller_schemas import context_schema_for
 from graph.checked import AgentGraph
 from graph.middleware.hooks import NODE_HOOKS, hook_node, jumps_of, node_name, with_hook
@@ -232,16 +232,15 @@ def wire(builder: StateGraph, hooks: dict[str, list[AgentMiddleware]], b: Bindin
         last = after_model[-1]
         ware, hook = owners[last]
         jumps = jumps_of(ware, hook)
-        builder.add_conditional_edges(
-            last, _after_hooks(jumps, loop_entry), [*think_exits, loop_entry]
-        )
+        router = _after_hooks(jumps, loop_entry)
+        builder.add_conditional_edges(last, inline(router), [*think_exits, loop_entry])
     else:
-        builder.add_conditional_edges("think", route_after_think, think_exits)
-    builder.add_conditional_edges("review", route_after_review, ["act", "observe"])
-    builder.add_conditional_edges(
-        "act", make_route_after_act(b, loop_entry), [loop_entry, "observe"]
-    )
-    builder.add_conditional_edges("observe", _after_observe(loop_entry), [loop_entry, "finish"])
+        builder.add_conditional_edges("think", inline(route_after_think), think_exits)
+    builder.add_conditional_edges("review", inline(route_after_review), ["act", "observe"])
+    after_act = make_route_after_act(b, loop_entry)
+    builder.add_conditional_edges("act", inline(after_act), [loop_entry, "observe"])
+    after_observe = _after_observe(loop_entry)
+    builder.add_conditional_edges("observe", inline(after_observe), [loop_entry, "finish"])
     ends = [*after_agent, END]
     builder.add_edge("finish", ends[0])
     for node, following in itertools.pairwise([*after_agent, END]):
@@ -270,7 +269,7 @@ def _hook_edge(
     if "tools" in jumps:
         targets.add("act")
     route.__name__ = f"route_after_{node}"
-    builder.add_conditional_edges(node, route, sorted(targets))
+    builder.add_conditional_edges(node, inline(route), sorted(targets))
 
 
 def _after_hooks(jumps: list[str], loop_entry: str) -> Any:
@@ -321,4 +320,10 @@ def both(func: Any, afunc: Any = None, *, name: str | None = None) -> Runnable:
         async def afunc(state: Any) -> Any:
             return func(state)
 
-    return untraced_node(func, afunc, name or func.__name__)
+    return untraced(func, afunc, name or func.__name__)
+
+
+def inline(router: Any) -> Runnable:
+    """A router as `create_agent` adds its own: run inline in async runs too (a plain function
+    would go to a worker thread after every node), its input read by its annotation."""
+    return untraced(router, None, router.__name__)

@@ -42,8 +42,9 @@ def make_act(b: Bindings) -> tuple[Any, Any]:
         return task.written(task.node.invoke([task.call], config))
 
     async def aact(payload: ActInput, config: RunnableConfig) -> Any:
-        await b.atools(b.context(get_runtime().context))  # a resume may start here
-        task = Task(b, payload, config)
+        ctx = b.context(get_runtime().context)
+        await b.atools(ctx)  # a resume may start here
+        task = Task(b, payload, config, ctx)
         if task.refused is not None:
             return task.refused
         return task.written(await task.node.ainvoke([task.call], config))
@@ -55,9 +56,15 @@ class Task:
     """One call as act runs it: the run's settings and tools, the observation of a call that
     will not run (`refused`), else the ToolNode and the call, and the run's clock."""
 
-    def __init__(self, b: Bindings, payload: ActInput, config: RunnableConfig) -> None:
+    def __init__(
+        self,
+        b: Bindings,
+        payload: ActInput,
+        config: RunnableConfig,
+        ctx: AgentContext | None = None,
+    ) -> None:
         self.payload = payload
-        self.ctx, self.tools = _setup(b)
+        self.ctx, self.tools = _setup(b, ctx)
         early = _before(self.ctx, payload, self.tools, config)
         self.refused = _written([{"messages": [early]}], payload, self.ctx, 0.0) if early else None
         self.node = _node(b, self.ctx, payload, self.tools) if early is None else None
@@ -69,8 +76,8 @@ class Task:
         return _written(outputs(result), self.payload, self.ctx, seconds)
 
 
-def _setup(b: Bindings) -> tuple[AgentContext, dict[str, BaseTool]]:
-    ctx = b.context(get_runtime().context)
+def _setup(b: Bindings, ctx: AgentContext | None) -> tuple[AgentContext, dict[str, BaseTool]]:
+    ctx = ctx or b.context(get_runtime().context)
     return ctx, {tool.name: tool for tool in b.tools(ctx)}
 
 

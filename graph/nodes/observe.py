@@ -17,7 +17,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.config import get_stream_writer
-from langgraph.runtime import get_runtime
+from langgraph.runtime import Runtime, get_runtime
 
 from graph import messages as m
 from graph.nodes.bindings import Bindings
@@ -40,12 +40,12 @@ def make_observe(b: Bindings) -> Any:
 
 
 def make_route_after_act(b: Bindings, loop_entry: str) -> Any:
-    def route_after_act(state: RouteState) -> str:
+    def route_after_act(state: RouteState, runtime: Runtime) -> str:
         step, _ = last_step(state.get("messages") or [])
         calls = len(step.tool_calls) + len(step.invalid_tool_calls) if step is not None else 0
         if calls > 1:  # this act task saw its own result only
             return "observe"
-        runtime = get_runtime()  # none in `update_state(..., as_node="act")`
+        # the runtime LangGraph hands a router: none in `update_state(..., as_node="act")`
         ctx = b.context(runtime.context if runtime is not None else None)
         return "observe" if assess(b, ctx, state) else loop_entry
 

@@ -55,8 +55,8 @@ def test_a_compiled_graph_rebuilt_as_a_subclass_is_the_same_graph() -> None:
     assert type(checked.with_config(tags=["x"])) is Checked  # copies keep the class
 
 
-def test_an_untraced_node_runs_both_forms_and_its_messages_still_stream() -> None:
-    """`untraced_node` is LangGraph's RunnableCallable with `trace=False` (as `create_agent`
+def test_an_untraced_runs_both_forms_and_its_messages_still_stream() -> None:
+    """`untraced` is LangGraph's RunnableCallable with `trace=False` (as `create_agent`
     builds its nodes): the sync form in `invoke`, the async one in `ainvoke`, no callback run
     of its own, and the messages it writes still reach a client streaming `messages`."""
     import asyncio
@@ -65,7 +65,7 @@ def test_an_untraced_node_runs_both_forms_and_its_messages_still_stream() -> Non
     from langchain_core.messages import AIMessage
     from langgraph.graph import MessagesState
 
-    from graph._compat import untraced_node
+    from graph._compat import untraced
 
     forms: list[str] = []
 
@@ -85,7 +85,7 @@ def test_an_untraced_node_runs_both_forms_and_its_messages_still_stream() -> Non
             self.names.append(kw.get("name"))
 
     builder = StateGraph(MessagesState)
-    builder.add_node("speak", untraced_node(sync, both, "speak"))
+    builder.add_node("speak", untraced(sync, both, "speak"))
     builder.add_edge(START, "speak")
     builder.add_edge("speak", END)
     graph = builder.compile()
@@ -95,3 +95,25 @@ def test_an_untraced_node_runs_both_forms_and_its_messages_still_stream() -> Non
     assert runs.names.count("speak") == 1  # the task's run only: none of the node's own
     asyncio.run(graph.ainvoke({"messages": []}))
     assert forms == ["sync", "async"]
+
+
+def test_an_untraced_router_runs_on_the_event_loop_thread() -> None:
+    """A plain function as a router is sent to a worker thread in async runs; `untraced`
+    with no async form runs it inline, as `create_agent` runs its own routers."""
+    import asyncio
+    import threading
+
+    from graph._compat import untraced
+
+    threads: list[str] = []
+
+    def route(state: Counter) -> str:
+        threads.append(threading.current_thread().name)
+        return END
+
+    builder = StateGraph(Counter)
+    builder.add_node("inc", lambda s: {"n": s["n"] + 1})
+    builder.add_edge(START, "inc")
+    builder.add_conditional_edges("inc", untraced(route, None, "route"), [END])
+    assert asyncio.run(builder.compile().ainvoke({"n": 1})) == {"n": 2}
+    assert threads == [threading.current_thread().name]
