@@ -8,12 +8,14 @@ import re
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph import build_graph
-from graph.policies.context_fit import fitted, units
+from graph.policies.context_fit import estimated_tokens, fitted, most_tokens, units
 from tests.support.openai_server import HTTPError, Reply, ScriptedOpenAIServer
 
 pytestmark = pytest.mark.integration
@@ -102,3 +104,18 @@ def test_a_tool_call_and_its_result_leave_together_and_the_question_stays() -> N
     assert ("a1" in ids) == ("r1" in ids)
     assert [len(u) for u in units(messages)] == [1, 2, 1, 1, 2]
     assert [x.id for x in fitted(messages, budget=1)] == ["q1", "a3", "r2"]
+
+
+@given(
+    texts=st.lists(st.text(max_size=300), max_size=6),
+    calls=st.lists(st.dictionaries(st.text(max_size=8), st.text(max_size=40)), max_size=2),
+)
+def test_the_quick_bound_never_undercounts(texts: list[str], calls: list[dict]) -> None:
+    """A request that fits by `most_tokens` (no encoding) fits by `estimated_tokens` too, in
+    any script: the shortcut never lets an oversized request through."""
+    messages: list[Any] = [HumanMessage(t) for t in texts]
+    messages += [
+        AIMessage("", tool_calls=[{"name": "t", "args": args, "id": f"c{i}"}])
+        for i, args in enumerate(calls)
+    ]
+    assert most_tokens(messages) >= estimated_tokens(messages)
