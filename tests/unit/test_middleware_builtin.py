@@ -221,6 +221,31 @@ def test_summary_replaces_old_turns(protocol: str) -> None:
     assert observations(out) == ["echo: three"]  # the trace is derived from what is kept
 
 
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_the_step_limit_holds_when_a_summary_drops_old_steps(protocol: str) -> None:
+    """The step count is the number on the last step, not a count of the steps still in the
+    messages: a summary that replaces the early steps does not give the run more of them."""
+    summarizer = ScriptedChatModel(["SUMMARY: echoed"], cycle=True)
+    model = ScriptedChatModel(
+        [action(protocol, "echo", {"text": str(i)}) for i in range(12)], cycle=True
+    )
+    summary = SummarizationMiddleware(
+        model=summarizer, trigger=("messages", 5), keep=("messages", 2)
+    )
+    agent = build_graph(
+        model=model,
+        tools=TOOLS,
+        protocol=protocol,
+        middleware=[summary],
+        max_steps=4,
+        answer_on_limit=False,
+    )
+    out = run(agent, "echo forever")
+    assert len(summarizer.requests) >= 1  # old steps were dropped along the way
+    assert out["status"] == "max_steps" and "after 4 steps" in out["answer"]
+    assert len(model.requests) == 4
+
+
 # --- ModelFallbackMiddleware and ModelRetryMiddleware ---------------------------------------
 
 
