@@ -9,7 +9,7 @@
   compiled graph's fields, the way `Pregel.copy()` builds every copy (`with_config` too).
 * `StateGraph.add_node` takes a function or a runnable, not a sync and an async form without a
   runnable around them. A `RunnableLambda` gives both but opens a callback run of its own on
-  every call, on top of the one LangGraph opens for the task (a third of the agent's overhead
+  every call, on top of the one LangGraph opens for the task (a sixth of the agent's CPU
   per iteration), and a plain function as a router runs in a worker thread after every node in
   async runs. `create_agent` builds its nodes and routers as LangGraph's `RunnableCallable`
   with `trace=False`; so do we (`untraced`).
