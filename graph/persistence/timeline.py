@@ -22,7 +22,7 @@ two checkpoints, whatever the length:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
@@ -121,27 +121,14 @@ async def _aid_pages(saver: Any, thread_id: str) -> AsyncIterator[list[str]]:
         return
     if isinstance(saver, AsyncSqliteSaver):
         await saver.setup()
-        after = ""
-        while True:
-            async with (
-                saver.lock,
-                saver.conn.execute(_IDS.format(p="?"), (thread_id, after, PAGE)) as cursor,
-            ):
-                page = [row[0] for row in await cursor.fetchall()]
-            if not page:
-                return
+        async for page in _apaged(lambda after: _asqlite_page(saver, thread_id, after)):
             yield page
-            after = page[-1]
+        return
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
     if isinstance(saver, AsyncPostgresSaver):
-        after = ""
-        while True:
-            page = await _postgres_page(saver, thread_id, after)
-            if not page:
-                return
+        async for page in _apaged(lambda after: _postgres_page(saver, thread_id, after)):
             yield page
-            after = page[-1]
         return
     ids = [
         item.config["configurable"]["checkpoint_id"]
@@ -150,6 +137,36 @@ async def _aid_pages(saver: Any, thread_id: str) -> AsyncIterator[list[str]]:
         )
     ]
     yield ids[::-1]
+
+
+async def _apaged(fetch: Callable[[str], Awaitable[list[str]]]) -> AsyncIterator[list[str]]:
+    """Pages of ids from `fetch(after)` (the ids after `after`), until one comes back empty."""
+    after = ""
+    while page := await fetch(after):
+        yield page
+        after = page[-1]
+
+
+def _paged(fetch: Callable[[str], list[str]]) -> Iterator[list[str]]:
+    """`_apaged` for a sync `fetch`."""
+    after = ""
+    while page := fetch(after):
+        yield page
+        after = page[-1]
+
+
+async def _asqlite_page(saver: Any, thread_id: str, after: str) -> list[str]:
+    async with (
+        saver.lock,
+        saver.conn.execute(_IDS.format(p="?"), (thread_id, after, PAGE)) as cursor,
+    ):
+        return [row[0] for row in await cursor.fetchall()]
+
+
+def _sqlite_page(saver: Any, thread_id: str, after: str) -> list[str]:
+    with saver.cursor(transaction=False) as cursor:
+        cursor.execute(_IDS.format(p="?"), (thread_id, after, PAGE))
+        return [row[0] for row in cursor.fetchall()]
 
 
 async def _postgres_page(saver: Any, thread_id: str, after: str) -> list[str]:
@@ -177,25 +194,13 @@ def _id_pages(saver: Any, thread_id: str) -> Iterator[list[str]]:
         yield _memory_ids(saver, thread_id)
         return
     if isinstance(saver, SqliteSaver):
-        after = ""
-        while True:
-            with saver.cursor(transaction=False) as cursor:
-                cursor.execute(_IDS.format(p="?"), (thread_id, after, PAGE))
-                page = [row[0] for row in cursor.fetchall()]
-            if not page:
-                return
-            yield page
-            after = page[-1]
+        yield from _paged(lambda after: _sqlite_page(saver, thread_id, after))
+        return
     from langgraph.checkpoint.postgres import PostgresSaver
 
     if isinstance(saver, PostgresSaver):
-        after = ""
-        while True:
-            page = _postgres_page_sync(saver, thread_id, after)
-            if not page:
-                return
-            yield page
-            after = page[-1]
+        yield from _paged(lambda after: _postgres_page_sync(saver, thread_id, after))
+        return
     ids = [
         item.config["configurable"]["checkpoint_id"]
         for item in saver.list({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
