@@ -24,8 +24,7 @@ class QuotedAnswer(LoopPolicy):
             return request  # the embedded model quotes a result itself (LocalCompletionModel)
         in_run = run_messages(request.messages, run.get("question_id"))
         protocol = run.get("protocol") or "native"
-        local = self.bindings.is_local(ctx)
-        quotes = self.bindings.quotes(ctx, protocol, local, latest_observations(in_run))
+        quotes = self.bindings.quotes(ctx, protocol, False, latest_observations(in_run))
         if len(quotes) != 1:
             return request
         meta = {
