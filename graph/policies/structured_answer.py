@@ -74,9 +74,12 @@ class StructuredAnswer(LoopPolicy):
             text = ANSWER_FORMAT.format(schema=json.dumps(spec.json_schema, ensure_ascii=False))
             system = request.system_message.text if request.system_message else ""
             shaped = request.override(system_message=SystemMessage(f"{system}\n\n{text}".strip()))
-            if getattr(request.model, "completion_prompt", False):  # the embedded model: its
-                settings = {**shaped.model_settings, "answer_schema": spec.json_schema}  # grammar
-                shaped = shaped.override(model_settings=settings)  # writes the schema's object
+            if getattr(request.model, "completion_prompt", False):
+                # the embedded model: its grammar writes the schema's object
+                from graph.models.local.completion import ANSWER_SCHEMA
+
+                settings = {**shaped.model_settings, ANSWER_SCHEMA: spec.json_schema}
+                shaped = shaped.override(model_settings=settings)
             return shaped, self.read_text
         provider = self.provider(request)
         if provider is not None:

@@ -15,9 +15,9 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import StructuredTool
 
+from graph.messages import ARGUMENT_BY, DECIDED_BY
 from graph.models.local import chat_model
 from graph.models.local.builtin_hints import BUILTIN_HINTS, DIRECT_EXAMPLES
-from graph.models.local.completion import ARGUMENT_BY, DECIDED_BY
 from graph.models.local.constrain import (
     arithmetic_grammar,
     choice_grammar,

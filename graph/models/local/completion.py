@@ -42,6 +42,7 @@ from langchain_core.outputs import ChatResult
 from langchain_core.runnables import Runnable
 from pydantic import ConfigDict, Field, PrivateAttr
 
+from graph.messages import ARGUMENT_BY, DECIDED_BY
 from graph.models.local.builtin_hints import DIRECT_EXAMPLES
 from graph.models.local.constrain import (
     accepted,
@@ -67,8 +68,6 @@ from graph.protocols.text.observations import QUOTED_THOUGHT, quotable_lines
 
 PromptMode = Literal["completion", "chat"]
 ExampleMode = Literal["all", "none"]
-DECIDED_BY = "react_decided_by"  # response_metadata: "model" or "code"
-ARGUMENT_BY = "react_argument_by"  # response_metadata, for a call: who wrote its input
 DIRECT_THOUGHT = "I can answer this myself."
 ANSWER_SCHEMA = "answer_schema"  # a bound setting: the JSON schema an answer must match
 ANSWER_TOKENS = 60  # a direct answer is one short line
