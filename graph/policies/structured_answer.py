@@ -130,14 +130,18 @@ class StructuredAnswer(LoopPolicy):
         if step is None or step.tool_calls or m.kind_of(step) != "answer":
             return response
         problems = []
-        for binding in self.outputs.values():
-            try:
-                value = json.loads(step.text)
-                if not isinstance(value, dict):
-                    raise ValueError("it is not a JSON object")
-                return _answered(step, value, binding.parse(value))
-            except Exception as exc:
-                problems.append(_why(exc))
+        try:
+            value = json.loads(step.text)
+            if not isinstance(value, dict):
+                raise ValueError("it is not a JSON object")
+        except Exception as exc:  # not JSON, too deep to read, or not an object
+            problems.append(_why(exc))
+        else:
+            for binding in self.outputs.values():
+                try:
+                    return _answered(step, value, binding.parse(value))
+                except Exception as exc:
+                    problems.append(_why(exc))
         why = f"the Final Answer must be one JSON object matching the schema ({problems[0]})"
         return _unusable(step, why)
 
