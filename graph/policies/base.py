@@ -11,7 +11,7 @@ from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResp
 from graph.settings import AgentContext
 
 # The run's settings, set by think around its model call: each policy reads them here instead of
-# resolving the run context again (seven policies, every step).
+# resolving the run context again (every policy, every step).
 RUN_SETTINGS: ContextVar[AgentContext | None] = ContextVar("react_agent_settings", default=None)
 
 Handler = Callable[[ModelRequest], ModelResponse]
