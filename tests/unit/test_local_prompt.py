@@ -128,6 +128,19 @@ def test_the_arithmetic_grammar_allows_only_the_questions_numbers_and_an_operati
     assert '"84 sweets among 6"' in grammar  # or words of the question the calculator reads
 
 
+def test_the_arithmetic_grammar_copies_only_words_the_calculator_reads() -> None:
+    """A piece with units or a slip in it would only be refused by the calculator: with the
+    calculator's hints, such a piece is not offered, and one it reads still is."""
+    from graph.models.local.hints import hints_for
+    from tools.calculator import calculator
+
+    accepts = hints_for(calculator).accepts
+    grammar = arithmetic_grammar("The trip is 315 km; what is 15 percent of 80?", accepts)
+    assert '"15 percent of 80"' in grammar
+    assert '"315 km"' not in grammar and '"km; what is 15"' not in grammar
+    assert '"315"' in grammar  # its numbers are still there to build an expression from
+
+
 def test_pieces_are_runs_of_the_questions_words() -> None:
     pieces = question_pieces("What time is it in Rio de Janeiro?")
     assert "Rio de Janeiro" in pieces and "Janeiro" in pieces

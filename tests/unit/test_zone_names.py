@@ -23,6 +23,8 @@ from tools.zone_names import fold, zone_for_place
         ("上海", "Asia/Shanghai"),
         ("开罗", "Africa/Cairo"),
         ("Japan", "Asia/Tokyo"),
+        ("egypt", "Africa/Cairo"),  # the country, not Egypt, Arizona (a town of 79,000)
+        ("Peru", "America/Lima"),
         ("New Zealand", "Pacific/Auckland"),
         ("Sydney time", "Australia/Sydney"),
         ("the time in Lisbon now", "Europe/Lisbon"),
@@ -67,3 +69,17 @@ def test_the_index_is_stored_once_and_read_back(
     finally:
         zone_names._ranked.cache_clear()
         zone_names._index.cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("piece", "known"),
+    [("kenya", True), ("mumbai", True), ("malta", False), ("date", False), ("time", False)],
+)
+def test_a_lowercase_word_is_a_place_only_when_a_million_live_there(
+    piece: str, known: bool
+) -> None:
+    """The clock's piece check: a lower-case single word names a city or a country of a
+    million people or more ("kenya"), never a small place that is also a word."""
+    from graph.models.local.builtin_hints import _place
+
+    assert _place(piece) is known

@@ -27,6 +27,18 @@ def _clock_knows(piece: str) -> bool:
     return _place(piece)
 
 
+def _computes(piece: str) -> bool:
+    """A piece of the question the calculator reads and evaluates as it stands ("15 percent of
+    80"); one with units or a slip in it ("315 km") would only be refused."""
+    from tools.calculator import calculator
+
+    try:
+        calculator.func(piece)
+    except Exception:
+        return False
+    return True
+
+
 def _url(piece: str) -> bool:
     """A piece of the question that is a web address: no spaces, a dot in its host."""
     from urllib.parse import urlsplit
@@ -43,8 +55,8 @@ BIG_CITY = 1_000_000  # people: a lower-case single word names a place only if o
 def _place(piece: str) -> bool:
     """A piece of the question that is, all of it, a place GeoNames knows. A place in Latin
     letters is a proper noun, capitalised ("Date" and "Time" are towns, "date" and "time" are
-    not), unless it is several words ("los angeles") or a city of a million people or more
-    ("mumbai"); one in Chinese is two characters or more."""
+    not), unless it is several words ("los angeles") or a city or country of a million people
+    or more ("mumbai", "kenya"); one in Chinese is two characters or more."""
     from tools.zone_names import population, zone_for_place
 
     if piece.isascii() and not piece[:1].isupper() and " " not in piece:
@@ -95,6 +107,7 @@ BUILTIN_HINTS: dict[str, ToolHints] = {
             ),
         ),
         arithmetic_argument="expression",
+        accepts=_computes,
     ),
     "current_time": ToolHints(
         examples=(

@@ -205,7 +205,7 @@ class LocalCompletionModel(BaseChatModel):
         single = hints.arithmetic_argument or hints.piece_argument
         grammar = None
         if hints.arithmetic_argument:
-            grammar = arithmetic_grammar(question)
+            grammar = arithmetic_grammar(question, hints.accepts)
         elif hints.piece_argument:
             default = _schema_default(tool, hints.piece_argument)
             grammar = piece_grammar(question, hints.accepts, default)

@@ -58,14 +58,17 @@ def question_numbers(question: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
-def arithmetic_grammar(question: str) -> str:
+def arithmetic_grammar(question: str, accepts: Callable[[str], bool] | None = None) -> str:
     """Expressions over the question's numbers and `CONSTANTS` with at least one operation (a
     lone number calculates nothing), bounded by the step's tokens; or a piece of the question
     of up to `MAX_ARITHMETIC_WORDS` words that holds a number (the calculator reads arithmetic
-    in words: "the square root of 1296", "15 percent of 80")."""
+    in words: "the square root of 1296", "15 percent of 80") and that the tool `accepts` when
+    it says: a piece the tool would refuse ("315 km", "88 tims 125") is never offered."""
     numbers = dict.fromkeys([*question_numbers(question), *CONSTANTS])
     number = " | ".join(literal(n) for n in sorted(numbers, key=len, reverse=True))
     pieces = [p for p in question_pieces(question, MAX_ARITHMETIC_WORDS) if _arithmetic_piece(p)]
+    if accepts is not None:
+        pieces = [p for p in pieces if accepted(accepts, p)]
     copied = " | ".join(literal(p) for p in pieces)
     return "\n".join(
         [

@@ -67,8 +67,9 @@ class ToolHints:
       its grammar allows only pieces of the question;
     - `arithmetic_argument`: an expression the model writes over the question's numbers: its
       grammar allows only those numbers, operators, parentheses and a few functions;
-    - `accepts`: for a piece argument, which pieces the tool can use (a place the clock knows);
-      the grammar then offers only those, when there are any.
+    - `accepts`: which pieces of the question the tool can use (a place the clock knows, words
+      the calculator can read); for a piece argument the grammar then offers only those, when
+      there are any, and an arithmetic argument copies no other piece.
     """
 
     examples: tuple[Example, ...] = ()
