@@ -17,6 +17,8 @@ DIRECT_EXAMPLES: tuple[Example, ...] = (
     Example("Who wrote Romeo and Juliet?", answer="William Shakespeare."),
     Example("Is a tomato a fruit or a vegetable?", answer="A fruit."),
     Example("Good morning! How are you?", answer="Good morning! I'm fine, thank you."),
+    Example("What is the opposite of 'early'?", answer="Late."),
+    Example("How do you say 'cat' in German?", answer="Katze."),
 )
 
 
@@ -100,6 +102,18 @@ BUILTIN_HINTS: dict[str, ToolHints] = {
                 "162",
             ),
             Example(
+                "I had 50 euros and spent 18 on lunch. How much is left?",
+                {"expression": "50 - 18"},
+                "32",
+                "32",
+            ),
+            Example(
+                "Four friends share a 96 dollar bill equally. What does each one pay?",
+                {"expression": "96 / 4"},
+                "24",
+                "24",
+            ),
+            Example(
                 "What is the square root of 196?",
                 {"expression": "the square root of 196"},
                 "14\n(read as sqrt(196))",
@@ -134,6 +148,13 @@ BUILTIN_HINTS: dict[str, ToolHints] = {
                 {"query": "Which port does the staging server use? Check my notes."},
                 _NOTES_HIT,
                 "The staging server listens on port 8443.",
+            ),
+            Example(
+                "When is my dentist appointment?",
+                {"query": "When is my dentist appointment?"},
+                "[1] appointments.md — Appointments\nEye test: booked for June.\n"
+                "Dentist: Tuesday 14 May at 9:30 with Dr Okafor.",
+                "Dentist: Tuesday 14 May at 9:30 with Dr Okafor.",
             ),
             Example(
                 "数据库多久备份一次？",
