@@ -11,10 +11,12 @@ the tool really returned).
 Task sets (`--tasks`):
 
 - DEVELOPMENT sets: `builtin` (below), `holdout`, `fresh`, `unseen`, `final`
-  (bench/data/local_eval_*.jsonl). Their questions and failures were read while building; a
-  figure on them says little about new wording;
-- `blind`: bench/data/local_eval_blind.jsonl over its own notes folder
-  (bench/data/blind_notes/, set as REACT_AGENT_KB_DIR for the run), written by someone who saw
+  (bench/data/local_eval_*.jsonl), and `blind1` (bench/data/local_eval_blind.jsonl over its
+  own notes, bench/data/blind_notes/: the first blind set, run once on 26 Nov 2026 and then
+  read while building). Their questions and failures were read while building; a figure on
+  them says little about new wording;
+- `blind`: bench/data/local_eval_blind2.jsonl over its own notes folder
+  (bench/data/blind2_notes/, set as REACT_AGENT_KB_DIR for the run), written by someone who saw
   neither the code nor the other sets; run once on the final code.
 
 Modes (`--modes`, comma-separated):
@@ -318,8 +320,9 @@ DEV_SETS = {
     "unseen": DATA / "local_eval_unseen.jsonl",
     "final": DATA / "local_eval_final.jsonl",
 }
-BLIND = DATA / "local_eval_blind.jsonl"  # run once on the final code, over its own notes
-BLIND_NOTES = DATA / "blind_notes"
+# sets over their own notes folder: (questions, notes)
+BLIND1 = (DATA / "local_eval_blind.jsonl", DATA / "blind_notes")  # spent: now a development set
+BLIND = (DATA / "local_eval_blind2.jsonl", DATA / "blind2_notes")  # run once on the final code
 KB_VARIABLE = "REACT_AGENT_KB_DIR"
 CHECKS: dict[str, Callable[..., Check]] = {
     "number": lambda values: number(*values),
@@ -645,8 +648,9 @@ def main() -> int:
         "--tasks",
         default="builtin",
         help="development sets: builtin, holdout, fresh, unseen, final "
-        "(bench/data/local_eval_*.jsonl), both (builtin and holdout), all (every development "
-        "set); blind (run once, over bench/data/blind_notes); or a .jsonl path",
+        "(bench/data/local_eval_*.jsonl), both (builtin and holdout), all (those five, over the "
+        "shipped notes); blind1 (the spent blind set, over bench/data/blind_notes); blind (run "
+        "once, over bench/data/blind2_notes); or a .jsonl path",
     )
     parser.add_argument("--only", default="", help="task kinds or names, comma-separated")
     parser.add_argument("--quick", action="store_true", help="15 tasks, every kind")
@@ -659,9 +663,10 @@ def main() -> int:
         print("The local extra is not installed: uv sync --extra local", file=sys.stderr)
         return 2
     modes = [m for m in args.modes.split(",") if m]
-    if args.tasks == "blind":
-        tasks = load_tasks(BLIND)
-        os.environ[KB_VARIABLE] = str(BLIND_NOTES)  # the blind set's own notes
+    if args.tasks in ("blind", "blind1"):
+        questions, notes = BLIND if args.tasks == "blind" else BLIND1
+        tasks = load_tasks(questions)
+        os.environ[KB_VARIABLE] = str(notes)  # the set's own notes
     elif args.tasks in ("builtin", "both", "all", *DEV_SETS):
         chosen = {
             "builtin": TASKS,
