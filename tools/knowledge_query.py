@@ -9,11 +9,11 @@ characters matches in any script (CJK included). Query text is cut into words, n
 FTS5 as syntax: every term is a double-quoted phrase. English stop words are dropped and each
 English word also searches for its Snowball stem (`tools/knowledge_text.py`: agents → agent), so
 a question phrased as a sentence still finds the note; an identifier such as REACT_AGENT_KB_DIR
-is searched whole as well as word by word. Terms of fewer than three characters (the
-two-character Chinese word 北京, 'AI') cannot match trigrams and fall back to `LIKE '%term%'`
-over the stored text; a run of Chinese characters longer than two also counts each of its
-two-character pieces that way, since Chinese words are mostly two characters long and questions
-rarely repeat a document's exact phrase.
+or a hyphenated word such as "check-in" is searched whole as well as word by word. Terms of
+fewer than three characters (the two-character Chinese word 北京, 'AI') cannot match trigrams
+and fall back to `LIKE '%term%'` over the stored text; a run of Chinese characters longer than
+two also counts each of its two-character pieces that way, since Chinese words are mostly two
+characters long and questions rarely repeat a document's exact phrase.
 
 Ranking: a shortlist of documents by how many distinct query words they contain (a word found
 only through a stem counts less), then by the summed rarity (BM25's IDF) of
@@ -51,6 +51,7 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _WORD = re.compile(r"[^\W_]+")
 _TABLE_ROW = re.compile(r"\S \| \S")
 _IDENTIFIER = re.compile(r"[^\W_]+(?:_[^\W_]+)+")
+_COMPOUND = re.compile(r"[^\W_]+(?:-[^\W_]+)+")  # check-in, wi-fi, x-ray
 _RUNS = re.compile(f"[{_CJK}]+|[^{_CJK}]+")
 _IS_CJK = re.compile(f"[{_CJK}]")
 _INNER = re.compile(r"[^\W]")  # a letter, digit or underscore: inside a word
@@ -115,6 +116,9 @@ def query_terms(query: str) -> list[Term]:
             singles.append(run)
     for identifier in _IDENTIFIER.findall(folded):  # REACT_AGENT_KB_DIR as a whole, too
         add(identifier, fts=True)
+    for compound in _COMPOUND.findall(folded):  # a "check-in" is not any check: whole, too
+        if len(compound) >= 3:
+            add(compound, fts=True)
     if not terms:
         for single in singles:
             add(single, fts=False)

@@ -17,10 +17,11 @@ _NUMBER = r"(\d+(?:\.\d+)?|\([^()]*\))"
 # (pattern, replacement) in order: phrases around two operands first, then single operators.
 _REWRITES: tuple[tuple[str, str], ...] = (
     (rf"(?:the )?square root of {_NUMBER}", r"sqrt(\1)"),
-    (rf"{_NUMBER} 的平方根", r"sqrt(\1)"),
+    (rf"{_NUMBER} ?的平方根", r"sqrt(\1)"),
     (rf"(?:开方|根号) ?{_NUMBER}", r"sqrt(\1)"),
     (rf"{_NUMBER} ?(?:percent|per cent|%) of {_NUMBER}", r"(\1 * \2 / 100)"),
     (rf"{_NUMBER} ?% ?的 ?{_NUMBER}", r"(\1 * \2 / 100)"),
+    (rf"{_NUMBER} ?的 ?{_NUMBER} ?%", r"(\1 * \2 / 100)"),  # 480的百分之十五 (cn2an: 480的15%)
     (rf"(?:the )?sum of {_NUMBER} and {_NUMBER}", r"(\1 + \2)"),
     (rf"(?:the )?product of {_NUMBER} and {_NUMBER}", r"(\1 * \2)"),
     (rf"(?:the )?difference between {_NUMBER} and {_NUMBER}", r"(\1 - \2)"),
@@ -30,8 +31,10 @@ _REWRITES: tuple[tuple[str, str], ...] = (
     (rf"divide {_NUMBER} by {_NUMBER}", r"(\1 / \2)"),
     (rf"half of {_NUMBER}", r"(\1 / 2)"),
     (rf"(?:twice|double) {_NUMBER}", r"(2 * \1)"),
-    (rf"{_NUMBER} squared|{_NUMBER} 的平方", r"(\1\2 ** 2)"),
-    (rf"{_NUMBER} cubed|{_NUMBER} 的立方", r"(\1\2 ** 3)"),
+    (rf"{_NUMBER} squared|{_NUMBER} ?的平方", r"(\1\2 ** 2)"),
+    (rf"{_NUMBER} cubed|{_NUMBER} ?的立方", r"(\1\2 ** 3)"),
+    (rf"{_NUMBER} ?的 ?{_NUMBER} ?次方", r"(\1 ** \2)"),  # 八的三次方
+    (rf"{_NUMBER} (?:raised )?to the {_NUMBER}(?:st|nd|rd|th)(?: power)?", r"(\1 ** \2)"),
     (rf"{_NUMBER} (?:to the power of|raised to) {_NUMBER}", r"(\1 ** \2)"),
     (r"\b(?:plus|added to|and)\b|加上|加", " + "),
     (r"\b(?:minus|less)\b|减去|减", " - "),

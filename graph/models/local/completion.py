@@ -11,9 +11,11 @@ A step is up to two short requests, and the model makes every decision in them:
    those; greedy decoding picks the model's most likely option. Only the last position's
    logits are needed, so the server keeps `logits_all` off;
 2. then, for a tool, its input (`Input:`) under the grammar its hints give
-   (`constrain.py`: expressions over the question's numbers, a piece of the question, or the
-   tool's JSON schema); a tool whose hints say it takes the whole question gets it from code;
-   for `none`, the model's own short answer (`Answer:`, one line).
+   (`constrain.py`: the question's arithmetic in words the calculator reads, else expressions
+   over the question's numbers; a piece of the question; or the tool's JSON schema); a tool
+   whose hints say it takes the whole question gets it from code, and so does an arithmetic
+   argument the question states in one piece only; for `none`, the model's own short answer
+   (`Answer:`, one line).
 
 After a result, the choice is another tool or the answer; the answer may be one of the lines
 the result offers (quoted answers). When only one line is allowed, code writes it without a
@@ -47,6 +49,7 @@ from graph.models.local.builtin_hints import DIRECT_EXAMPLES
 from graph.models.local.constrain import (
     accepted,
     arithmetic_grammar,
+    arithmetic_pieces,
     choice_grammar,
     piece_grammar,
     question_numbers,
@@ -205,6 +208,9 @@ class LocalCompletionModel(BaseChatModel):
         single = hints.arithmetic_argument or hints.piece_argument
         grammar = None
         if hints.arithmetic_argument:
+            stated = arithmetic_pieces(question, hints.accepts) if hints.accepts else []
+            if len(stated) == 1:  # the question's own words, the one reading the tool takes
+                return {hints.arithmetic_argument: stated[0]}, "code"
             grammar = arithmetic_grammar(question, hints.accepts)
         elif hints.piece_argument:
             default = _schema_default(tool, hints.piece_argument)

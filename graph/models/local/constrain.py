@@ -27,9 +27,11 @@ from graph.protocols.text.gbnf import literal, one_line
 # arithmetic in everyday wording needs, not from any question set.
 CONSTANTS = ("2", "7", "12", "24", "60", "100", "1000")
 MAX_PIECE_WORDS = 5  # a place or a title is a few words
-MAX_ARITHMETIC_WORDS = 8  # "the square root of 1296 plus 4"
+MAX_ARITHMETIC_WORDS = 12  # "six thousand and eighty plus four hundred and seventy-one"
 _DIGITS = re.compile(r"\d+(?:\.\d+)?")
 _WORD = re.compile(r"[^\s,;:!?。，；：！？、\"“”‘’()（）]+")
+_BRACKETED = re.compile(r"[^\s,;:!?。，；：！？、\"“”‘’（）]+")  # a word, its round brackets kept
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3})")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 _EDGE = ".'’"
 
@@ -37,7 +39,7 @@ _EDGE = ".'’"
 @lru_cache(maxsize=256)
 def question_numbers(question: str) -> tuple[str, ...]:
     """The numbers a question states, as digits, in order of appearance, without repeats."""
-    text = re.sub(r"(?<=\d),(?=\d{3})", "", question)
+    text = _THOUSANDS.sub("", question)
     readings = [text]
     try:
         from text_to_num import alpha2digit
@@ -58,18 +60,36 @@ def question_numbers(question: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+def arithmetic_pieces(question: str, accepts: Callable[[str], bool] | None = None) -> list[str]:
+    """Pieces of the question of up to `MAX_ARITHMETIC_WORDS` words that state arithmetic (the
+    calculator reads it in words: "the square root of 625", "15 percent of 80"), brackets and
+    thousands included ("3 * (2.4 + 1.1)", "6000 / 8" for "6,000 / 8").
+
+    With the tool's `accepts`: only the pieces it reads, and of those only the whole ones (a
+    piece inside a longer one it also reads drops part of the question: "sixty divided by
+    three" inside "two hundred sixty divided by three"); never one it refuses ("40 miles",
+    "7 tmes 6"), which would only fail."""
+    text = _THOUSANDS.sub("", question)
+    pieces = [p for p in question_pieces(text, MAX_ARITHMETIC_WORDS, True) if _arithmetic_piece(p)]
+    if accepts is None:
+        return pieces
+    read = [p for p in pieces if accepted(accepts, p)]
+    return [p for p in read if not any(p != longer and p in longer for longer in read)]
+
+
 def arithmetic_grammar(question: str, accepts: Callable[[str], bool] | None = None) -> str:
-    """Expressions over the question's numbers and `CONSTANTS` with at least one operation (a
-    lone number calculates nothing), bounded by the step's tokens; or a piece of the question
-    of up to `MAX_ARITHMETIC_WORDS` words that holds a number (the calculator reads arithmetic
-    in words: "the square root of 1296", "15 percent of 80") and that the tool `accepts` when
-    it says: a piece the tool would refuse ("315 km", "88 tims 125") is never offered."""
+    """What an arithmetic argument may be. When the question states its arithmetic in words
+    the tool reads (`arithmetic_pieces` with its `accepts`), one of those pieces: a small
+    model asked for symbols copies the first number and guesses the rest ("841 * 2" for the
+    square root of 841). Otherwise an expression over the question's numbers and `CONSTANTS`
+    with at least one operation (a lone number calculates nothing), or a piece of the
+    question that holds a number."""
+    pieces = arithmetic_pieces(question, accepts)
+    copied = " | ".join(literal(p) for p in pieces)
+    if copied and accepts is not None:
+        return f"root ::= {copied}\n"
     numbers = dict.fromkeys([*question_numbers(question), *CONSTANTS])
     number = " | ".join(literal(n) for n in sorted(numbers, key=len, reverse=True))
-    pieces = [p for p in question_pieces(question, MAX_ARITHMETIC_WORDS) if _arithmetic_piece(p)]
-    if accepts is not None:
-        pieces = [p for p in pieces if accepted(accepts, p)]
-    copied = " | ".join(literal(p) for p in pieces)
     return "\n".join(
         [
             "root ::= " + ("expression | copied" if copied else "expression"),
@@ -93,19 +113,38 @@ def _arithmetic_piece(piece: str) -> bool:
 
 
 @lru_cache(maxsize=256)
-def question_pieces(question: str, max_words: int = MAX_PIECE_WORDS) -> list[str]:
+def question_pieces(
+    question: str, max_words: int = MAX_PIECE_WORDS, brackets: bool = False
+) -> list[str]:
     """Pieces of the question a copied argument may be: runs of up to `max_words` words
-    (edge punctuation off), and pieces of up to twice as many characters of Chinese text."""
-    words = [w.strip(_EDGE) for w in _WORD.findall(one_line(question))]
+    (edge punctuation off), and pieces of up to twice as many characters of Chinese text.
+    With `brackets`, round brackets stay in a piece that closes every one it opens."""
+    words = [
+        w.strip(_EDGE) for w in (_BRACKETED if brackets else _WORD).findall(one_line(question))
+    ]
     words = [w for w in words if w]
     pieces: list[str] = []
     for start in range(len(words)):
         for end in range(start + 1, min(start + max_words, len(words)) + 1):
-            pieces.append(" ".join(words[start:end]))
+            piece = " ".join(words[start:end])
+            if brackets:
+                piece = _closed(piece) or _closed(piece.strip("()")) or ""
+            if piece:
+                pieces.append(piece)
     for run in _CJK.findall(question):
         for size in range(1, min(max_words * 2, len(run)) + 1):
             pieces += [run[at : at + size] for at in range(len(run) - size + 1)]
     return list(dict.fromkeys(pieces))
+
+
+def _closed(piece: str) -> str | None:
+    """The piece if its brackets pair up, else None."""
+    depth = 0
+    for char in piece:
+        depth += (char == "(") - (char == ")")
+        if depth < 0:
+            return None
+    return piece if depth == 0 else None
 
 
 def piece_grammar(
