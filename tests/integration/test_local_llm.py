@@ -170,19 +170,24 @@ def test_one_completion_step_under_the_grammar(server: LocalServer) -> None:
 
 
 @pytest.mark.parametrize(
-    ("question", "tool"),
-    [("What is 12 * 12?", "calculator"), ("What time is it in Oslo?", "current_time")],
+    ("question", "tool", "argument_by"),
+    [
+        ("A crate holds 12 bottles. How many bottles do 9 crates hold?", "calculator", "model"),
+        ("What time is it in Oslo?", "current_time", "model"),
+        ("What is 12 * 12?", "calculator", "code"),  # the one piece that states the sum
+    ],
 )
 def test_the_model_chooses_and_the_reply_says_so(
-    server: LocalServer, question: str, tool: str
+    server: LocalServer, question: str, tool: str, argument_by: str
 ) -> None:
     """The tool is the model's choice under the one-word grammar, its input the model's under
-    the question's grammar; the reply's metadata says who decided."""
+    the question's grammar unless only one input was possible; the reply's metadata says who
+    decided."""
     reply = chat_model(server).bind_tools(load_tools(TOOL_NAMES)).invoke([("user", question)])
     step = parse_react(reply.text)
     assert (step.kind, step.tool) == ("action", tool), reply.text
     assert reply.response_metadata["react_decided_by"] == "model"
-    assert reply.response_metadata["react_argument_by"] == "model"
+    assert reply.response_metadata["react_argument_by"] == argument_by
 
 
 def test_a_question_needing_no_tool_gets_the_models_answer(server: LocalServer) -> None:

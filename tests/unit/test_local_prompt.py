@@ -129,25 +129,27 @@ def test_the_arithmetic_grammar_allows_only_the_questions_numbers_and_an_operati
     assert '"84 sweets among 6"' in grammar  # or words of the question the calculator reads
 
 
-def test_the_question_s_arithmetic_is_copied_whole_when_the_calculator_reads_it() -> None:
+def test_the_question_s_arithmetic_is_copied_once_when_the_calculator_reads_it() -> None:
     """With the calculator's hints, an argument is the question's own words when they state
-    its arithmetic: the longest such piece (not "sixty divided by three" inside "two hundred
-    sixty divided by three"), never one the calculator would refuse ("40 miles") nor one that
+    its arithmetic, once: not "sixty divided by three" inside "two hundred sixty divided by
+    three" (part of the question), not "What is 38 * 12" around "38 * 12" (the same sum with
+    more words); never a piece the calculator would refuse ("40 miles") nor one that
     calculates nothing ("35 what is"); brackets and thousands stay."""
     from graph.models.local.hints import hints_for
     from tools.calculator import calculator
 
-    accepts = hints_for(calculator).accepts
-    assert arithmetic_pieces("We drove 40 miles; what is 15 percent of 80?", accepts) == [
-        "what is 15 percent of 80"
+    reads = hints_for(calculator).reads
+    assert arithmetic_pieces("We drove 40 miles; what is 15 percent of 80?", reads) == [
+        "15 percent of 80"
     ]
-    assert arithmetic_pieces("Is two hundred sixty divided by three", accepts) == [
-        "Is two hundred sixty divided by three"
+    assert arithmetic_pieces("Is two hundred sixty divided by three", reads) == [
+        "two hundred sixty divided by three"
     ]
-    assert arithmetic_pieces("I am 35; what is 12 * 9?", accepts) == ["what is 12 * 9"]
-    assert arithmetic_pieces("so 3 * (2.4 + 1.1) is?", accepts) == ["3 * (2.4 + 1.1) is"]
-    assert arithmetic_pieces("Take 6,000 divided by 8", accepts) == ["6000 divided by 8"]
-    grammar = arithmetic_grammar("Share 84 sweets among 6 children.", accepts)
+    assert arithmetic_pieces("What is 38 * 12?", reads) == ["38 * 12"]
+    assert arithmetic_pieces("I am 35; what is 12 * 9?", reads) == ["12 * 9"]
+    assert arithmetic_pieces("so 3 * (2.4 + 1.1) is?", reads) == ["3 * (2.4 + 1.1)"]
+    assert arithmetic_pieces("Take 6,000 divided by 8", reads) == ["6000 divided by 8"]
+    grammar = arithmetic_grammar("Share 84 sweets among 6 children.", reads)
     assert grammar.startswith("root ::= expression")  # no piece reads: an expression
 
 
@@ -164,6 +166,17 @@ def test_a_piece_the_tool_accepts_is_all_the_grammar_offers() -> None:
     assert (
         piece_grammar("Is it late?", accepts=lambda p: False, default="UTC") == 'root ::= "UTC"\n'
     )
+
+
+def test_the_clock_is_offered_whole_places_and_zones_only() -> None:
+    """ "York" is inside "New York", and "Asia/Tokyo today" is no zone: neither is offered."""
+    from graph.models.local.hints import hints_for
+    from tools.clock import current_time
+
+    accepts = hints_for(current_time).accepts
+    assert piece_grammar("Is it late in New York?", accepts, "UTC") == 'root ::= "New York"\n'
+    assert piece_grammar("time in Asia/Tokyo today", accepts, "UTC") == 'root ::= "Asia/Tokyo"\n'
+    assert piece_grammar("现在纽约几点？", accepts, "UTC") == 'root ::= "纽约"\n'
 
 
 def test_the_choice_is_a_tool_or_none() -> None:

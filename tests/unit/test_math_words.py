@@ -101,6 +101,10 @@ CASES = [
     ("四的立方是多少", 64),
     ("二的十次方", 1024),
     ("二百的百分之三十", 60),
+    # one slip of the keyboard in a word of arithmetic
+    ("seven tmes six", 42),
+    ("the sqaure root of 625", 25),
+    ("fourty plus two", 42),
 ]
 
 
@@ -111,7 +115,15 @@ def test_phrases_mean_their_value(phrase: str, expected: float) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["", "hello there", "What is the capital of Peru?", "Where are my notes?", "x" * 600],
+    [
+        "",
+        "hello there",
+        "What is the capital of Peru?",
+        "Where are my notes?",
+        "x" * 600,
+        "twelve houses plus three",  # a real word near none of arithmetic's stays as it is
+        "7 tie 8",  # too short to respell
+    ],
 )
 def test_text_without_arithmetic_gives_none(text: str) -> None:
     assert to_expression(text) is None

@@ -22,6 +22,9 @@ from tools.zone_names import fold, zone_for_place
         ("sao paulo", "America/Sao_Paulo"),
         ("上海", "Asia/Shanghai"),
         ("开罗", "Africa/Cairo"),
+        ("纽约", "America/New_York"),  # CLDR's name for the zone's city: GeoNames lacks it
+        ("日本", "Asia/Tokyo"),  # a country in Chinese
+        ("德國", "Europe/Berlin"),  # and in traditional characters
         ("Japan", "Asia/Tokyo"),
         ("Armenia", "Asia/Yerevan"),  # the country, not Armenia, Colombia (a city of 300,000)
         ("jamaica", "America/Jamaica"),  # not Jamaica, Queens

@@ -208,10 +208,10 @@ class LocalCompletionModel(BaseChatModel):
         single = hints.arithmetic_argument or hints.piece_argument
         grammar = None
         if hints.arithmetic_argument:
-            stated = arithmetic_pieces(question, hints.accepts) if hints.accepts else []
+            stated = arithmetic_pieces(question, hints.reads) if hints.reads else []
             if len(stated) == 1:  # the question's own words, the one reading the tool takes
                 return {hints.arithmetic_argument: stated[0]}, "code"
-            grammar = arithmetic_grammar(question, hints.accepts)
+            grammar = arithmetic_grammar(question, hints.reads)
         elif hints.piece_argument:
             default = _schema_default(tool, hints.piece_argument)
             grammar = piece_grammar(question, hints.accepts, default)

@@ -15,6 +15,7 @@ All GBNF for llama.cpp; greedy decoding under the grammar is the model's most li
 
 from __future__ import annotations
 
+import contextlib
 import re
 import warnings
 from collections.abc import Callable, Sequence
@@ -60,33 +61,47 @@ def question_numbers(question: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
-def arithmetic_pieces(question: str, accepts: Callable[[str], bool] | None = None) -> list[str]:
+def arithmetic_pieces(question: str, reads: Callable[[str], str | None] | None = None) -> list[str]:
     """Pieces of the question of up to `MAX_ARITHMETIC_WORDS` words that state arithmetic (the
     calculator reads it in words: "the square root of 625", "15 percent of 80"), brackets and
     thousands included ("3 * (2.4 + 1.1)", "6000 / 8" for "6,000 / 8").
 
-    With the tool's `accepts`: only the pieces it reads, and of those only the whole ones (a
-    piece inside a longer one it also reads drops part of the question: "sixty divided by
-    three" inside "two hundred sixty divided by three"); never one it refuses ("40 miles",
-    "7 tmes 6"), which would only fail."""
+    With what the tool `reads` in a piece (its result; None: it refuses the piece, as "40
+    miles"), only pieces it reads, and of those the ones that say the question's arithmetic
+    once: not one inside a longer piece the tool reads otherwise (it drops part of the
+    question: "sixty divided by three" inside "two hundred sixty divided by three"), nor one
+    that holds a shorter piece read the same ("What is 38 * 12" holds "38 * 12")."""
     text = _THOUSANDS.sub("", question)
     pieces = [p for p in question_pieces(text, MAX_ARITHMETIC_WORDS, True) if _arithmetic_piece(p)]
-    if accepts is None:
+    if reads is None:
         return pieces
-    read = [p for p in pieces if accepted(accepts, p)]
-    return [p for p in read if not any(p != longer and p in longer for longer in read)]
+    values = {}
+    for piece in pieces:
+        with contextlib.suppress(Exception):  # a tool's reading is advice: it never fails a step
+            value = reads(piece)
+            if value is not None:
+                values[piece] = value
+    return [
+        piece
+        for piece, value in values.items()
+        if not any(
+            (_holds(longer, piece) and values[longer] != value)
+            or (_holds(piece, longer) and values[longer] == value)
+            for longer in values
+        )
+    ]
 
 
-def arithmetic_grammar(question: str, accepts: Callable[[str], bool] | None = None) -> str:
+def arithmetic_grammar(question: str, reads: Callable[[str], str | None] | None = None) -> str:
     """What an arithmetic argument may be. When the question states its arithmetic in words
-    the tool reads (`arithmetic_pieces` with its `accepts`), one of those pieces: a small
-    model asked for symbols copies the first number and guesses the rest ("841 * 2" for the
-    square root of 841). Otherwise an expression over the question's numbers and `CONSTANTS`
-    with at least one operation (a lone number calculates nothing), or a piece of the
-    question that holds a number."""
-    pieces = arithmetic_pieces(question, accepts)
+    the tool reads (`arithmetic_pieces`), one of those pieces: a small model asked for symbols
+    copies the first number and guesses the rest ("841 * 2" for the square root of 841).
+    Otherwise an expression over the question's numbers and `CONSTANTS` with at least one
+    operation (a lone number calculates nothing), or a piece of the question that holds a
+    number."""
+    pieces = arithmetic_pieces(question, reads)
     copied = " | ".join(literal(p) for p in pieces)
-    if copied and accepts is not None:
+    if copied and reads is not None:
         return f"root ::= {copied}\n"
     numbers = dict.fromkeys([*question_numbers(question), *CONSTANTS])
     number = " | ".join(literal(n) for n in sorted(numbers, key=len, reverse=True))
@@ -102,6 +117,19 @@ def arithmetic_grammar(question: str, accepts: Callable[[str], bool] | None = No
             "",
         ]
     )
+
+
+def _holds(longer: str, piece: str) -> bool:
+    """Whether `longer` holds `piece`, word for word ("York" is in "New York"; "Nice" is not
+    in "Venice"; in Chinese, any run of characters)."""
+    if piece == longer:
+        return False
+    return f" {piece} " in f" {longer} " or (_CJK.match(piece) is not None and piece in longer)
+
+
+def outermost(pieces: Sequence[str]) -> list[str]:
+    """The pieces that no longer one of them holds (`_holds`)."""
+    return [p for p in pieces if not any(_holds(longer, p) for longer in pieces)]
 
 
 @lru_cache(maxsize=256)
@@ -150,12 +178,14 @@ def _closed(piece: str) -> str | None:
 def piece_grammar(
     question: str, accepts: Callable[[str], bool] | None = None, default: str | None = None
 ) -> str | None:
-    """One piece of the question: of those the tool `accepts` when it says, and when it
-    accepts none, the argument's `default` if it has one (the clock's UTC for a question that
-    names no place), else any piece. None when the question has no words."""
+    """One piece of the question: of those the tool `accepts` when it says, the whole ones
+    (`outermost`: "New York", not its "York"), and when it accepts none, the argument's
+    `default` if it has one (the clock's UTC for a question that names no place), else any
+    piece. None when the question has no words."""
     pieces = question_pieces(question)
     if accepts is not None:
-        pieces = [p for p in pieces if accepted(accepts, p)] or ([default] if default else pieces)
+        known = outermost([p for p in pieces if accepted(accepts, p)])
+        pieces = known or ([default] if default else pieces)
     if not pieces:
         return None
     return "root ::= " + " | ".join(literal(p) for p in pieces) + "\n"

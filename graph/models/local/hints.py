@@ -67,9 +67,11 @@ class ToolHints:
       its grammar allows only pieces of the question;
     - `arithmetic_argument`: an expression the model writes over the question's numbers: its
       grammar allows only those numbers, operators, parentheses and a few functions;
-    - `accepts`: which pieces of the question the tool can use (a place the clock knows, words
-      the calculator can read); for a piece argument the grammar then offers only those, when
-      there are any, and an arithmetic argument copies no other piece.
+    - `accepts`: for a piece argument, which pieces of the question the tool can use (a place
+      the clock knows); the grammar then offers only those, when there are any;
+    - `reads`: for an arithmetic argument, what the tool makes of a piece of the question (its
+      result), None when it cannot use it; the argument is then a piece the tool reads, when
+      the question has one, and code writes it when it is the only one.
     """
 
     examples: tuple[Example, ...] = ()
@@ -77,6 +79,7 @@ class ToolHints:
     piece_argument: str | None = None
     arithmetic_argument: str | None = None
     accepts: Callable[[str], bool] | None = None
+    reads: Callable[[str], str | None] | None = None
 
     @property
     def single_argument(self) -> str | None:
