@@ -376,6 +376,7 @@ class Result:
     completion_tokens: int = 0
     invalid: int = 0
     path: str = "model"  # who wrote the answer: "model", or "code" (one line was all it could be)
+    argument: str = ""  # who wrote the first call's input: "model", "code", or "" (no call)
 
 
 def right(task: Task, ended: str, answer: str, steps: list[dict]) -> bool:
@@ -433,6 +434,8 @@ def run_agent_task(model: Any, tools: list, task: Task, mode: str, label: str) -
     last = next((x for x in reversed(out["messages"]) if x.type == "ai"), None)
     meta = last.response_metadata if last is not None else {}
     by_code = meta.get("react_quoted") or meta.get("react_decided_by") == "code"
+    first_call = next((x for x in out["messages"] if x.type == "ai" and x.tool_calls), None)
+    argument = first_call.response_metadata.get("react_argument_by", "") if first_call else ""
     return scored(
         task,
         mode,
@@ -445,6 +448,7 @@ def run_agent_task(model: Any, tools: list, task: Task, mode: str, label: str) -
         completion_tokens=sum(u.get("output_tokens", 0) for u in usage),
         invalid=sum(s["kind"] == "invalid" for s in out["steps"]),
         path="code" if by_code else "model",
+        argument=argument,
     )
 
 
@@ -479,7 +483,10 @@ def run_baseline_task(tools: list, task: Task, mode: str, label: str) -> Result:
         quotes = quotable_lines([observation])
         answer, ended = (quotes[0] if quotes else observation), "answered"
     seconds = time.monotonic() - started
-    return scored(task, mode, label, ended, answer, steps, seconds=seconds, path="code")
+    argument = "code" if steps else ""
+    return scored(
+        task, mode, label, ended, answer, steps, seconds=seconds, path="code", argument=argument
+    )
 
 
 def _words(text: str) -> set[str]:
@@ -598,16 +605,27 @@ def summary(results: list[Result]) -> str:
 
 
 def by_path(results: list[Result]) -> str:
-    """Accuracy by who wrote the answer: the model, or code (one line was all it could be)."""
-    lines = ["| model | mode | answer by model | answer by code |", "|---|---|---:|---:|"]
+    """Accuracy by who wrote the answer (the model, or code: one line was all it could be) and
+    by who wrote the first call's input (the model, or code: one input was all it could be,
+    such as the whole question for a search)."""
+    lines = [
+        "| model | mode | answer by model | answer by code | input by model | input by code |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
     for model, mode in dict.fromkeys((r.model, r.mode) for r in results):
-        cells = []
-        for path in ("model", "code"):
-            rows = [r for r in results if (r.model, r.mode, r.path) == (model, mode, path)]
-            ok = sum(r.success for r in rows)
-            cells.append(f"{ok}/{len(rows)}" + (f" ({100 * ok / len(rows):.0f} %)" if rows else ""))
+        ran = [r for r in results if (r.model, r.mode) == (model, mode)]
+        cells = [
+            _rate([r for r in ran if getattr(r, field) == who])
+            for field in ("path", "argument")
+            for who in ("model", "code")
+        ]
         lines.append(f"| {model} | {mode} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _rate(rows: list[Result]) -> str:
+    ok = sum(r.success for r in rows)
+    return f"{ok}/{len(rows)}" + (f" ({100 * ok / len(rows):.0f} %)" if rows else "")
 
 
 def by_kind(results: list[Result]) -> str:

@@ -112,18 +112,6 @@ BUILTIN_HINTS: dict[str, ToolHints] = {
                 "162",
             ),
             Example(
-                "I had 50 euros and spent 18 on lunch. How much is left?",
-                {"expression": "50 - 18"},
-                "32",
-                "32",
-            ),
-            Example(
-                "Four friends share a 96 dollar bill equally. What does each one pay?",
-                {"expression": "96 / 4"},
-                "24",
-                "24",
-            ),
-            Example(
                 "What is the square root of 196?",
                 {"expression": "the square root of 196"},
                 "14\n(read as sqrt(196))",
