@@ -17,7 +17,8 @@ Task sets (`--tasks`):
   them says little about new wording;
 - `blind`: bench/data/local_eval_blind2.jsonl over its own notes folder
   (bench/data/blind2_notes/, set as REACT_AGENT_KB_DIR for the run), written by someone who saw
-  neither the code nor the other sets; run once on the final code.
+  neither the code nor the other sets; run once, on 26 Nov 2026 (bench/data/BLIND2.md). It is
+  spent too: the next blind figure needs a new set.
 
 Modes (`--modes`, comma-separated):
 

@@ -11,11 +11,12 @@ import os
 import re
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any
-
-from langchain_core.language_models import BaseChatModel
+from typing import TYPE_CHECKING, Any
 
 from graph.settings import AgentContext, ConfigError
+
+if TYPE_CHECKING:  # LangChain loads with the model, not with this module (the CLI's warm-up)
+    from langchain_core.language_models import BaseChatModel
 
 NO_KEY_NEEDED = "not-needed"
 LOCAL = "local"  # the model name that selects the embedded llama.cpp model

@@ -177,6 +177,11 @@ def test_the_clock_is_offered_whole_places_and_zones_only() -> None:
     assert piece_grammar("Is it late in New York?", accepts, "UTC") == 'root ::= "New York"\n'
     assert piece_grammar("time in Asia/Tokyo today", accepts, "UTC") == 'root ::= "Asia/Tokyo"\n'
     assert piece_grammar("现在纽约几点？", accepts, "UTC") == 'root ::= "纽约"\n'
+    # a sentence's first word has its capital from the sentence: Tell is a town, "tell" is not
+    assert piece_grammar("Tell me what time it is in Chile.", accepts, "UTC") == (
+        'root ::= "Chile"\n'
+    )
+    assert piece_grammar("Paris: is it late there?", accepts, "UTC") == 'root ::= "Paris"\n'
 
 
 def test_the_choice_is_a_tool_or_none() -> None:
@@ -266,6 +271,25 @@ def test_arithmetic_the_question_states_in_one_piece_is_copied_by_code(fake_llam
     assert "3 to the power of 7" in argument
     assert reply.response_metadata[DECIDED_BY] == "model"
     assert reply.response_metadata[ARGUMENT_BY] == "code"
+
+
+def test_the_records_are_evaluated_ahead_of_the_first_question(fake_llama: str) -> None:
+    """A new server's cache is empty: the worked records go to it first, so the first
+    question only adds its own lines to what was evaluated."""
+    from graph.models.local.server import prefill
+
+    records = chat_model(fake_llama).prompt_for([], None)
+    prefill(fake_llama, records)
+    (sent,) = _FakeLlama.requests
+    assert sent["prompt"] == records and sent["max_tokens"] == 1
+    question = chat_model(fake_llama).prompt_for([HumanMessage("What is 6 * 7?")], None)
+    assert question.startswith(records)
+
+
+def test_a_prefill_that_cannot_reach_the_server_is_quiet() -> None:
+    from graph.models.local.server import prefill
+
+    prefill("http://127.0.0.1:9/v1", "records")  # no exception escapes: the question will
 
 
 def _after_call(observation: str, status: str = "success") -> list:

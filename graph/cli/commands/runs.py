@@ -146,9 +146,13 @@ def _run_thread(
     (the model starts on its first turn) and the report."""
 
     def body() -> None:
+        first()
+        if new and not thread:  # no thread to look up: the model is surely needed
+            from graph.cli.warmup import start_model
+
+            start_model(run)
         from graph.cli.session import check, open_thread, report, run_turns
 
-        first()
         thread_id = o.thread_id(thread) or (uuid.uuid4().hex[:12] if new else "")
         url = check(run)
 

@@ -47,13 +47,12 @@ from pydantic import ConfigDict, Field, PrivateAttr
 from graph.messages import ARGUMENT_BY, DECIDED_BY
 from graph.models.local.builtin_hints import DIRECT_EXAMPLES
 from graph.models.local.constrain import (
-    accepted,
+    accepted_pieces,
     arithmetic_grammar,
     arithmetic_pieces,
     choice_grammar,
     piece_grammar,
     question_numbers,
-    question_pieces,
     quote_grammar,
 )
 from graph.models.local.hints import hints_for, tool_name
@@ -377,7 +376,7 @@ def _possible(tool: Any, question: str) -> bool:
     if hints.piece_argument and hints.accepts is not None:
         if _schema_default(tool, hints.piece_argument):
             return True
-        return any(accepted(hints.accepts, p) for p in question_pieces(question))
+        return bool(accepted_pieces(question, hints.accepts))
     return True
 
 

@@ -184,11 +184,25 @@ def piece_grammar(
     piece. None when the question has no words."""
     pieces = question_pieces(question)
     if accepts is not None:
-        known = outermost([p for p in pieces if accepted(accepts, p)])
-        pieces = known or ([default] if default else pieces)
+        pieces = accepted_pieces(question, accepts) or ([default] if default else pieces)
     if not pieces:
         return None
     return "root ::= " + " | ".join(literal(p) for p in pieces) + "\n"
+
+
+def accepted_pieces(question: str, accepts: Callable[[str], bool]) -> list[str]:
+    """The pieces of the question the tool accepts, the whole ones (`outermost`). A sentence's
+    first word is capitalised whatever it is, so it is judged as if written in lower case
+    ("Tell me the time in Iceland": Tell is a town, "tell" names nothing)."""
+    words = [w.strip(_EDGE) for w in _WORD.findall(one_line(question))]
+    first = next((w for w in words if w), "")
+
+    def judged(piece: str) -> bool:
+        if piece == first and piece.isalpha() and piece.istitle():
+            return accepted(accepts, piece.lower())
+        return accepted(accepts, piece)
+
+    return outermost([p for p in question_pieces(question) if judged(p)])
 
 
 def accepted(accepts: Callable[[str], bool], piece: str) -> bool:

@@ -302,6 +302,19 @@ def local_server(progress: Progress | None = stderr_progress, **options: Any) ->
         return _shared.start()
 
 
+def prefill(base_url: str, prompt: str) -> None:
+    """Have the server evaluate `prompt` (the worked records every prompt begins with) before
+    the first question arrives. A new server starts with an empty cache, and the records are
+    most of every prompt (about 2.5 s of a run on 2 cores); the first request then reuses
+    them (llama.cpp keeps the longest prefix it already evaluated). Best effort: on any
+    failure the first request evaluates them itself."""
+    import httpx
+
+    body = {"prompt": prompt, "max_tokens": 1, "temperature": 0.0}
+    with contextlib.suppress(httpx.HTTPError):
+        httpx.post(base_url.rstrip("/") + "/completions", json=body, timeout=60)
+
+
 def stop_local_server() -> None:
     """Stop the shared server now (it is also stopped at exit)."""
     global _shared
