@@ -193,7 +193,7 @@ def piece_grammar(
 def accepted_pieces(question: str, accepts: Callable[[str], bool]) -> list[str]:
     """The pieces of the question the tool accepts, the whole ones (`outermost`). A sentence's
     first word is capitalised whatever it is, so it is judged as if written in lower case
-    ("Tell me the time in Iceland": Tell is a town, "tell" names nothing)."""
+    ("Tell me what time it is in Chile": Tell is a town, "tell" names nothing)."""
     words = [w.strip(_EDGE) for w in _WORD.findall(one_line(question))]
     first = next((w for w in words if w), "")
 
