@@ -17,7 +17,9 @@ def store_url(given: str | None = None) -> str:
     SQLite file under the state folder."""
     if given:
         return given
-    return (
-        os.environ.get("REACT_AGENT_CHECKPOINTER", "").strip()
-        or f"sqlite:///{state_dir() / 'checkpoints.sqlite'}"
-    )
+    return os.environ.get("REACT_AGENT_CHECKPOINTER", "").strip() or default_store()
+
+
+def default_store() -> str:
+    """The SQLite file under the state folder: where checkpoints go when nothing says."""
+    return f"sqlite:///{state_dir() / 'checkpoints.sqlite'}"

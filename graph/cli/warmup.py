@@ -16,7 +16,6 @@ leaving a thread mid-start while the interpreter shuts down.
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 from typing import Any
 
@@ -41,11 +40,11 @@ def start_model(run: Any) -> threading.Thread | None:
 def _nothing_left_to_check(run: Any, ctx: Any) -> bool:
     """The default store, and only built-in tools by name: what the command checks next
     cannot fail, so the model is surely needed."""
+    from graph.cli.locations import default_store, store_url
     from tools import TOOL_NAMES
 
-    default_store = not run.checkpointer and not os.environ.get("REACT_AGENT_CHECKPOINTER")
     built_in = all(name in TOOL_NAMES for name in ctx.tools or ())
-    return default_store and built_in and not ctx.mcp_config
+    return store_url(run.checkpointer) == default_store() and built_in and not ctx.mcp_config
 
 
 def _start(ctx: Any) -> None:
