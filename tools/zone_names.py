@@ -91,25 +91,28 @@ def _built() -> dict[str, tuple[int, str]]:
                 continue
             if key and (key not in ranked or ranked[key][0] < people):
                 ranked[key] = (people, zone)
+    territories = _country_names()
     for code, country in cache.get_countries().items():
         zone = capitals.get((code, fold(country.get("capital", ""))))
         if zone:
             key, people = fold(country["name"]), int(country.get("population") or 0)
             if key not in ranked or ranked[key][0] < people:  # Jamaica, not Jamaica (New York)
                 ranked[key] = (people, zone)
-            for name in _country_names(code):
-                ranked.setdefault(fold(name), (people, zone))
+            for names in territories:
+                if code in names:
+                    ranked.setdefault(fold(names[code]), (people, zone))
     zones = {zone for _, zone in ranked.values()}
     for name, zone in _zone_cities(zones):
         ranked.setdefault(fold(name), (0, zone))
     return ranked
 
 
-def _country_names(code: str) -> list[str]:
-    """The country's names in `CLDR_LOCALES` (日本, 德國), from CLDR through Babel."""
+def _country_names() -> list[dict[str, str]]:
+    """Per locale of `CLDR_LOCALES`, the countries' names by code (日本, 德國), from CLDR
+    through Babel."""
     from babel import Locale
 
-    return [n for loc in CLDR_LOCALES if (n := Locale.parse(loc).territories.get(code))]
+    return [dict(Locale.parse(loc).territories) for loc in CLDR_LOCALES]
 
 
 def _zone_cities(zones: set[str]) -> list[tuple[str, str]]:

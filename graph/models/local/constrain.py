@@ -71,17 +71,24 @@ def arithmetic_pieces(question: str, reads: Callable[[str], str | None] | None =
     once: not one inside a longer piece the tool reads otherwise (it drops part of the
     question: "sixty divided by three" inside "two hundred sixty divided by three"), nor one
     that holds a shorter piece read the same ("What is 38 * 12" holds "38 * 12")."""
+    return list(_arithmetic_pieces(question, reads))
+
+
+@lru_cache(maxsize=256)
+def _arithmetic_pieces(question: str, reads: Callable[[str], str | None] | None) -> tuple[str, ...]:
+    """`arithmetic_pieces`, kept: a step asks how many there are, then for their grammar, and
+    each reading is a calculation."""
     text = _THOUSANDS.sub("", question)
     pieces = [p for p in question_pieces(text, MAX_ARITHMETIC_WORDS, True) if _arithmetic_piece(p)]
     if reads is None:
-        return pieces
+        return tuple(pieces)
     values = {}
     for piece in pieces:
         with contextlib.suppress(Exception):  # a tool's reading is advice: it never fails a step
             value = reads(piece)
             if value is not None:
                 values[piece] = value
-    return [
+    return tuple(
         piece
         for piece, value in values.items()
         if not any(
@@ -89,7 +96,7 @@ def arithmetic_pieces(question: str, reads: Callable[[str], str | None] | None =
             or (_holds(piece, longer) and values[longer] == value)
             for longer in values
         )
-    ]
+    )
 
 
 def arithmetic_grammar(question: str, reads: Callable[[str], str | None] | None = None) -> str:
