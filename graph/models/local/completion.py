@@ -45,7 +45,7 @@ from langchain_core.runnables import Runnable
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from graph.messages import ARGUMENT_BY, DECIDED_BY
-from graph.models.local.builtin_hints import DIRECT_EXAMPLES
+from graph.models.local.builtin_hints import direct_examples
 from graph.models.local.constrain import (
     accepted_pieces,
     arithmetic_grammar,
@@ -127,7 +127,7 @@ class LocalCompletionModel(BaseChatModel):
     def prompt_for(self, messages: Sequence[BaseMessage], tools: Sequence[Any] | None) -> str:
         """The prompt up to the current question's last line (for tests and evals)."""
         shown = self._tools_for(tools)
-        return render_prompt(messages, shown, DIRECT_EXAMPLES, examples=self.examples != "none")
+        return render_prompt(messages, shown, direct_examples(), examples=self.examples != "none")
 
     def _tools_for(self, tools: Sequence[Any] | None) -> list[Any]:
         """The tools whose records are shown: the bound ones, or when none are bound (an

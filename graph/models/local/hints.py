@@ -99,6 +99,6 @@ def hints_for(tool: Any) -> ToolHints:
     found = metadata.get(HINTS_KEY) if isinstance(metadata, Mapping) else None
     if isinstance(found, ToolHints):
         return found
-    from graph.models.local.builtin_hints import BUILTIN_HINTS
+    from graph.models.local.builtin_hints import builtin_hints
 
-    return BUILTIN_HINTS.get(tool_name(tool), ToolHints())
+    return builtin_hints().get(tool_name(tool), ToolHints())
