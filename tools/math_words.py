@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+import warnings
 
 MAX_TEXT_CHARS = 500
 _NUMBER = r"(\d+(?:\.\d+)?|\([^()]*\))"
@@ -92,7 +93,7 @@ def _respelled(text: str) -> str:
 
 def _expression(text: str) -> str | None:
     folded = unicodedata.normalize("NFKC", text).casefold().strip()
-    numbers = _read_numbers(folded)
+    numbers = read_numbers(folded)
     if numbers is None:
         return None
     expression = re.sub(r"(?<=\d),(?=\d{3})", "", numbers)
@@ -118,15 +119,18 @@ def _unwrapped(expression: str) -> str:
     return expression[1:-1]
 
 
-def _read_numbers(text: str) -> str | None:
-    """`text` with its numbers in words as digits (English by text2num, Chinese by cn2an)."""
+def read_numbers(text: str) -> str | None:
+    """Lower-case `text` with its numbers in words as digits (English by text2num, Chinese by
+    cn2an), or None when a library cannot read it."""
     from text_to_num import alpha2digit
 
     try:
         if re.search(r"[\u3400-\u9fff]", text):
             import cn2an  # about 0.6 s to import: only for text in Chinese
 
-            text = cn2an.transform(text, "cn2an")
+            with warnings.catch_warnings():  # cn2an warns of every run it cannot read
+                warnings.simplefilter("ignore")
+                text = cn2an.transform(text, "cn2an")
         if not re.search(r"[a-z]", text):
             return text
         return alpha2digit(re.sub(r"(?<=[a-z])-(?=[a-z])", " ", text), "en", threshold=0)

@@ -39,12 +39,6 @@ def fold(text: str) -> str:
 
 
 @functools.cache
-def _index() -> dict[str, str]:
-    """Folded place name -> zone: cities (most populous wins a shared name), then countries."""
-    return {key: zone for key, (_, zone) in _ranked().items()}
-
-
-@functools.cache
 def _ranked() -> dict[str, tuple[int, str]]:
     """Folded place name -> (people, zone): a name's most populous city, or its country when
     that has more people (a country counts its own people, in its capital's zone). Read from the
@@ -145,13 +139,13 @@ def zone_for_place(text: str, *, whole: bool = False) -> str | None:
     key = fold(text)
     if not key:
         return None
-    table = _index()
+    table = _ranked()
     if key in table or whole:
-        return table.get(key)
+        return table[key][1] if key in table else None
     words = [w for w in key.split() if w not in _FILLERS]
     for size in range(len(words), 0, -1):  # the longest run of words that names a place
         for start in range(len(words) - size + 1):
             found = table.get(" ".join(words[start : start + size]))
             if found:
-                return found
+                return found[1]
     return None

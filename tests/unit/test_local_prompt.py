@@ -17,7 +17,7 @@ from langchain_core.tools import StructuredTool
 
 from graph.messages import ARGUMENT_BY, DECIDED_BY
 from graph.models.local import chat_model
-from graph.models.local.builtin_hints import BUILTIN_HINTS, DIRECT_EXAMPLES
+from graph.models.local.builtin_hints import builtin_hints, direct_examples
 from graph.models.local.constrain import (
     arithmetic_grammar,
     arithmetic_pieces,
@@ -59,12 +59,12 @@ LOOKUP = StructuredTool.from_function(
 def test_a_tools_own_hints_win_and_builtin_tools_have_theirs() -> None:
     assert hints_for(LOOKUP).piece_argument == "order"
     calculator = next(t for t in ALL if t.name == "calculator")
-    assert hints_for(calculator) is BUILTIN_HINTS["calculator"]
+    assert hints_for(calculator) is builtin_hints()["calculator"]
     assert not getattr(calculator, "metadata", None)  # a plain LangChain tool
 
 
 def test_records_put_the_choice_first_and_show_direct_answers() -> None:
-    prompt = render_prompt([HumanMessage("How tall is it?")], ALL, DIRECT_EXAMPLES)
+    prompt = render_prompt([HumanMessage("How tall is it?")], ALL, direct_examples())
     assert (
         "Question: What is 12 * 9?\nTool: calculator\nInput: 12 * 9\nResult: 108\nAnswer: 108"
         in prompt
@@ -75,15 +75,15 @@ def test_records_put_the_choice_first_and_show_direct_answers() -> None:
 
 def test_the_records_are_the_same_for_every_question() -> None:
     """The prompt's beginning does not depend on the question: llama.cpp reuses it."""
-    first = render_prompt([HumanMessage("one?")], ALL, DIRECT_EXAMPLES)
-    second = render_prompt([HumanMessage("another question?")], ALL, DIRECT_EXAMPLES)
+    first = render_prompt([HumanMessage("one?")], ALL, direct_examples())
+    second = render_prompt([HumanMessage("another question?")], ALL, direct_examples())
     assert first.removesuffix("Question: one?\n") == second.removesuffix(
         "Question: another question?\n"
     )
 
 
 def test_no_tools_records_stand_all_last() -> None:
-    prompt = render_prompt([HumanMessage("q")], ALL, DIRECT_EXAMPLES)
+    prompt = render_prompt([HumanMessage("q")], ALL, direct_examples())
     tools = re.findall(r"^Tool: (\S+)", prompt, re.MULTILINE)
     assert len(set(tools[-3:])) == 3  # the last records are of different tools (or none)
 
@@ -139,16 +139,16 @@ def test_the_question_s_arithmetic_is_copied_once_when_the_calculator_reads_it()
     from tools.calculator import calculator
 
     reads = hints_for(calculator).reads
-    assert arithmetic_pieces("We drove 40 miles; what is 15 percent of 80?", reads) == [
-        "15 percent of 80"
-    ]
-    assert arithmetic_pieces("Is two hundred sixty divided by three", reads) == [
-        "two hundred sixty divided by three"
-    ]
-    assert arithmetic_pieces("What is 38 * 12?", reads) == ["38 * 12"]
-    assert arithmetic_pieces("I am 35; what is 12 * 9?", reads) == ["12 * 9"]
-    assert arithmetic_pieces("so 3 * (2.4 + 1.1) is?", reads) == ["3 * (2.4 + 1.1)"]
-    assert arithmetic_pieces("Take 6,000 divided by 8", reads) == ["6000 divided by 8"]
+    assert arithmetic_pieces("We drove 40 miles; what is 15 percent of 80?", reads) == (
+        "15 percent of 80",
+    )
+    assert arithmetic_pieces("Is two hundred sixty divided by three", reads) == (
+        "two hundred sixty divided by three",
+    )
+    assert arithmetic_pieces("What is 38 * 12?", reads) == ("38 * 12",)
+    assert arithmetic_pieces("I am 35; what is 12 * 9?", reads) == ("12 * 9",)
+    assert arithmetic_pieces("so 3 * (2.4 + 1.1) is?", reads) == ("3 * (2.4 + 1.1)",)
+    assert arithmetic_pieces("Take 6,000 divided by 8", reads) == ("6000 divided by 8",)
     grammar = arithmetic_grammar("Share 84 sweets among 6 children.", reads)
     assert grammar.startswith("root ::= expression")  # no piece reads: an expression
 

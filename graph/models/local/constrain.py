@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-import warnings
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 
@@ -39,45 +38,30 @@ _EDGE = ".'’"
 
 @lru_cache(maxsize=256)
 def question_numbers(question: str) -> tuple[str, ...]:
-    """The numbers a question states, as digits, in order of appearance, without repeats."""
+    """The numbers a question states, as digits, in order of appearance, without repeats: its
+    digits, and its numbers in words as the calculator reads them (`read_numbers`)."""
+    from tools.math_words import read_numbers
+
     text = _THOUSANDS.sub("", question)
-    readings = [text]
-    try:
-        from text_to_num import alpha2digit
-
-        readings.append(alpha2digit(text, "en", threshold=0))
-    except (ImportError, ValueError):
-        pass
-    if _CJK.search(text):
-        try:
-            import cn2an  # about 0.6 s to import: only for a question in Chinese
-
-            with warnings.catch_warnings():  # cn2an warns of every run it cannot read
-                warnings.simplefilter("ignore")
-                readings.append(cn2an.transform(text, "cn2an"))
-        except (ImportError, ValueError, KeyError):
-            pass
+    readings = [text, read_numbers(text.casefold()) or ""]
     found = [n for reading in readings for n in _DIGITS.findall(reading)]
     return tuple(dict.fromkeys(found))
 
 
-def arithmetic_pieces(question: str, reads: Callable[[str], str | None] | None = None) -> list[str]:
+@lru_cache(maxsize=256)
+def arithmetic_pieces(
+    question: str, reads: Callable[[str], str | None] | None = None
+) -> tuple[str, ...]:
     """Pieces of the question of up to `MAX_ARITHMETIC_WORDS` words that state arithmetic (the
     calculator reads it in words: "the square root of 625", "15 percent of 80"), brackets and
-    thousands included ("3 * (2.4 + 1.1)", "6000 / 8" for "6,000 / 8").
+    thousands included ("3 * (2.4 + 1.1)", "6000 / 8" for "6,000 / 8"). Kept per question: a
+    step asks how many there are, then for their grammar, and each reading is a calculation.
 
     With what the tool `reads` in a piece (its result; None: it refuses the piece, as "40
     miles"), only pieces it reads, and of those the ones that say the question's arithmetic
     once: not one inside a longer piece the tool reads otherwise (it drops part of the
     question: "sixty divided by three" inside "two hundred sixty divided by three"), nor one
     that holds a shorter piece read the same ("What is 38 * 12" holds "38 * 12")."""
-    return list(_arithmetic_pieces(question, reads))
-
-
-@lru_cache(maxsize=256)
-def _arithmetic_pieces(question: str, reads: Callable[[str], str | None] | None) -> tuple[str, ...]:
-    """`arithmetic_pieces`, kept: a step asks how many there are, then for their grammar, and
-    each reading is a calculation."""
     text = _THOUSANDS.sub("", question)
     pieces = [p for p in question_pieces(text, MAX_ARITHMETIC_WORDS, True) if _arithmetic_piece(p)]
     if reads is None:
@@ -206,17 +190,13 @@ def accepted_pieces(question: str, accepts: Callable[[str], bool]) -> list[str]:
 
     def judged(piece: str) -> bool:
         if piece == first and piece.isalpha() and piece.istitle():
-            return accepted(accepts, piece.lower())
-        return accepted(accepts, piece)
+            piece = piece.lower()
+        try:
+            return bool(accepts(piece))
+        except Exception:  # a tool's check is advice: it never fails the step
+            return False
 
     return outermost([p for p in question_pieces(question) if judged(p)])
-
-
-def accepted(accepts: Callable[[str], bool], piece: str) -> bool:
-    try:
-        return bool(accepts(piece))
-    except Exception:  # a tool's check is advice: it never fails the step
-        return False
 
 
 def choice_grammar(names: Sequence[str], *, after_result: bool = False) -> str:

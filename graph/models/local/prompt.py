@@ -45,7 +45,6 @@ TOOLS_HEADING = "You can use these tools:"  # where the text protocol's own syst
 
 @dataclass
 class _Step:
-    thought: str
     tool: str
     tool_input: Any
     call_id: str | None = None
@@ -60,7 +59,6 @@ class Turn:
     question: str
     steps: list[_Step] = field(default_factory=list)
     answer: str | None = None
-    final_thought: str = ""
 
 
 def custom_instructions(messages: Sequence[BaseMessage]) -> str:
@@ -97,18 +95,14 @@ def conversation_turns(messages: Sequence[BaseMessage]) -> list[Turn]:
         elif isinstance(message, AIMessage):
             turn = current()
             if message.tool_calls:
-                thought = _thought_of(message.text)
                 for call in message.tool_calls:
-                    turn.steps.append(
-                        _Step(thought, call["name"], call.get("args"), call.get("id"))
-                    )
-                    thought = ""
+                    turn.steps.append(_Step(call["name"], call.get("args"), call.get("id")))
                 continue
             step = parse_react(message.text)
             if step.kind == "action":
-                turn.steps.append(_Step(step.thought, step.tool or "", step.tool_input))
+                turn.steps.append(_Step(step.tool or "", step.tool_input))
             elif step.kind == "final":
-                turn.answer, turn.final_thought = step.answer or "", step.thought
+                turn.answer = step.answer or ""
             elif message.text.strip():  # a plain answer (e.g. from a native-protocol turn)
                 turn.answer = message.text.strip()
         elif isinstance(message, HumanMessage):
@@ -118,12 +112,6 @@ def conversation_turns(messages: Sequence[BaseMessage]) -> list[Turn]:
             else:
                 turns.append(Turn(question=text))
     return turns
-
-
-def question_of(messages: Sequence[BaseMessage]) -> str:
-    """The question being answered now: the last question record's."""
-    turns = conversation_turns(messages)
-    return turns[-1].question if turns else ""
 
 
 def one_line(text: str) -> str:
@@ -214,23 +202,12 @@ def _hidden(message: BaseMessage) -> bool:
     return isinstance(message.id, str) and message.id.startswith(HIDDEN_PREFIX)
 
 
-def _thought_of(text: str) -> str:
-    """The thought of a step stored with `tool_calls`: its text, or the Thought of the ReAct
-    text it was parsed from."""
-    from graph.protocols.text.reader import parse_react
-
-    text = text.strip()
-    if "Action" in text or text.lower().startswith("thought"):
-        return parse_react(text).thought.strip()
-    return text
-
-
 def _observe(turn: Turn, text: str, call_id: str | None, failed: bool = False) -> None:
     waiting = [s for s in turn.steps if s.observation is None]
     match = next((s for s in waiting if call_id and s.call_id == call_id), None)
     target = match or (waiting[0] if waiting else None)
     if target is None:  # an observation without a step: keep it, attached to a blank step
-        turn.steps.append(_Step("", "?", {}, call_id, text, failed))
+        turn.steps.append(_Step("?", {}, call_id, text, failed))
         return
     target.observation = text
     target.failed = failed
