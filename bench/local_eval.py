@@ -11,14 +11,15 @@ the tool really returned).
 Task sets (`--tasks`):
 
 - DEVELOPMENT sets: `builtin` (below), `holdout`, `fresh`, `unseen`, `final`
-  (bench/data/local_eval_*.jsonl), and `blind1` (bench/data/local_eval_blind.jsonl over its
-  own notes, bench/data/blind_notes/: the first blind set, run once on 26 Nov 2026 and then
-  read while building). Their questions and failures were read while building; a figure on
-  them says little about new wording;
-- `blind`: bench/data/local_eval_blind2.jsonl over its own notes folder
-  (bench/data/blind2_notes/, set as REACT_AGENT_KB_DIR for the run), written by someone who saw
-  neither the code nor the other sets; run once, on 26 Nov 2026 (bench/data/BLIND2.md). It is
-  spent too: the next blind figure needs a new set.
+  (bench/data/local_eval_*.jsonl), and `blind1`, `blind2` (bench/data/local_eval_blind.jsonl
+  and local_eval_blind2.jsonl, each over its own notes, bench/data/blind_notes/ and
+  blind2_notes/: the first two blind sets, each run once on 26 Nov 2026 and then read while
+  building). Their questions and failures were read while building; a figure on them says
+  little about new wording;
+- `blind`: bench/data/local_eval_blind3.jsonl over its own notes folder
+  (bench/data/blind3_notes/, set as REACT_AGENT_KB_DIR for the run), written on 27 Nov 2026 by
+  someone who saw neither the code nor the other sets, and run once (bench/data/BLIND3.md).
+  After that it is spent too: the next blind figure needs a new set.
 
 Modes (`--modes`, comma-separated):
 
@@ -321,9 +322,13 @@ DEV_SETS = {
     "unseen": DATA / "local_eval_unseen.jsonl",
     "final": DATA / "local_eval_final.jsonl",
 }
-# sets over their own notes folder: (questions, notes)
-BLIND1 = (DATA / "local_eval_blind.jsonl", DATA / "blind_notes")  # spent: now a development set
-BLIND = (DATA / "local_eval_blind2.jsonl", DATA / "blind2_notes")  # run once on the final code
+# sets over their own notes folder: (questions, notes). The first two blind sets are spent
+# (run once each, then read): development sets now. `blind` is run once on the final code.
+NOTED_SETS = {
+    "blind1": (DATA / "local_eval_blind.jsonl", DATA / "blind_notes"),
+    "blind2": (DATA / "local_eval_blind2.jsonl", DATA / "blind2_notes"),
+    "blind": (DATA / "local_eval_blind3.jsonl", DATA / "blind3_notes"),
+}
 KB_VARIABLE = "REACT_AGENT_KB_DIR"
 CHECKS: dict[str, Callable[..., Check]] = {
     "number": lambda values: number(*values),
@@ -668,8 +673,8 @@ def main() -> int:
         default="builtin",
         help="development sets: builtin, holdout, fresh, unseen, final "
         "(bench/data/local_eval_*.jsonl), both (builtin and holdout), all (those five, over the "
-        "shipped notes); blind1 (the spent blind set, over bench/data/blind_notes); blind (run "
-        "once, over bench/data/blind2_notes); or a .jsonl path",
+        "shipped notes); blind1, blind2 (the spent blind sets, over bench/data/blind_notes and "
+        "blind2_notes); blind (run once, over bench/data/blind3_notes); or a .jsonl path",
     )
     parser.add_argument("--only", default="", help="task kinds or names, comma-separated")
     parser.add_argument("--quick", action="store_true", help="15 tasks, every kind")
@@ -682,8 +687,8 @@ def main() -> int:
         print("The local extra is not installed: uv sync --extra local", file=sys.stderr)
         return 2
     modes = [m for m in args.modes.split(",") if m]
-    if args.tasks in ("blind", "blind1"):
-        questions, notes = BLIND if args.tasks == "blind" else BLIND1
+    if args.tasks in NOTED_SETS:
+        questions, notes = NOTED_SETS[args.tasks]
         tasks = load_tasks(questions)
         os.environ[KB_VARIABLE] = str(notes)  # the set's own notes
     elif args.tasks in ("builtin", "both", "all", *DEV_SETS):
