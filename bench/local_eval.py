@@ -84,18 +84,39 @@ MAX_STEPS = 4
 Check = Callable[[str, list[dict]], bool]
 
 
-def number(*values: str) -> Check:
-    """The answer contains one of these numbers (digits not glued to other digits; 1,024 ok),
-    or a longer decimal that rounds to one, half up (2.33333333333 for 2.3333)."""
+def number(*values: str | float) -> Check:
+    """The answer contains one of these numbers (digits not glued to other digits or to a
+    decimal part; 1,024 ok), a number equal to one once both are rounded to 4 places (7.00 for
+    7), or a longer decimal that rounds to one, half up (2.33333333333 for 2.3333). A set may
+    give the values as JSON numbers or as text."""
+    expected = [_number_text(v) for v in values]
 
     def check(answer: str, _steps: list[dict]) -> bool:
         plain = re.sub(r"(?<=\d),(?=\d{3})", "", answer)
-        if any(re.search(rf"(?<![\d.]){re.escape(v)}(?![\d])", plain) for v in values):
+        if any(re.search(rf"(?<![\d.]){re.escape(v)}(?!\d|\.\d)", plain) for v in expected):
             return True
-        written = re.findall(r"(?<![\d.])-?\d+\.\d+", plain)
-        return any(_rounds_to(d, v) for d in written for v in values if "." in v)
+        written = re.findall(r"(?<![\d.])-?\d+(?:\.\d+)?", plain)
+        return any(
+            ("." in v and _rounds_to(d, v)) or _four_places(d) == _four_places(v) is not None
+            for d in written
+            for v in expected
+        )
 
     return check
+
+
+def _number_text(value: str | float) -> str:
+    """A value as the answer would write it: 8.0 as "8"."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _four_places(number: str) -> Decimal | None:
+    try:
+        return Decimal(number).quantize(Decimal("0.0001"), ROUND_HALF_UP)
+    except InvalidOperation:
+        return None
 
 
 def _rounds_to(written: str, expected: str) -> bool:
