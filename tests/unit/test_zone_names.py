@@ -76,13 +76,27 @@ def test_the_index_is_stored_once_and_read_back(
 
 @pytest.mark.parametrize(
     ("piece", "known"),
-    [("kenya", True), ("mumbai", True), ("malta", False), ("date", False), ("time", False)],
+    [
+        ("kenya", True),
+        ("mumbai", True),
+        ("malta", True),  # a country, whatever its size
+        ("vermont", True),  # a US state
+        ("reno", False),  # a city of fewer than a million
+        ("date", False),
+        ("time", False),
+    ],
 )
-def test_a_lowercase_word_is_a_place_only_when_a_million_live_there(
+def test_a_lowercase_word_is_a_place_when_a_country_a_state_or_a_big_city(
     piece: str, known: bool
 ) -> None:
-    """The clock's piece check: a lower-case single word names a city or a country of a
-    million people or more ("kenya"), never a small place that is also a word."""
+    """The clock's piece check: a lower-case single word names a country, a US state or a city
+    of a million people or more, never a small place that is also a word."""
     from graph.models.local.builtin_hints import _place
 
     assert _place(piece) is known
+
+
+def test_a_us_state_is_in_its_largest_citys_zone() -> None:
+    assert zone_for_place("Alaska") == "America/Anchorage"
+    assert zone_for_place("what time is it in arizona", whole=False) == "America/Phoenix"
+    assert zone_for_place("Georgia") == "Asia/Tbilisi"  # the country has more people's say

@@ -105,12 +105,13 @@ BIG_CITY = 1_000_000  # people: a lower-case single word names a place only if o
 def _place(piece: str) -> bool:
     """A piece of the question that is, all of it, a place GeoNames knows. A place in Latin
     letters is a proper noun, capitalised ("Date" and "Time" are towns, "date" and "time" are
-    not), unless it is several words ("los angeles") or a city or country of a million people
-    or more ("mumbai", "kenya"); one in Chinese is two characters or more."""
-    from tools.zone_names import population, zone_for_place
+    not), unless it is several words ("los angeles"), a country or a US state ("iceland",
+    "texas") or a city of a million people or more ("mumbai"); one in Chinese is two
+    characters or more."""
+    from tools.zone_names import fold, population, regions, zone_for_place
 
     if piece.isascii() and not piece[:1].isupper() and " " not in piece:
-        return population(piece) >= BIG_CITY
+        return population(piece) >= BIG_CITY or fold(piece) in regions()
     if not piece.isascii() and len(piece) < 2:
         return False
     return zone_for_place(piece, whole=True) is not None
