@@ -149,6 +149,8 @@ def test_the_question_s_arithmetic_is_copied_once_when_the_calculator_reads_it()
     assert arithmetic_pieces("I am 35; what is 12 * 9?", reads) == ("12 * 9",)
     assert arithmetic_pieces("so 3 * (2.4 + 1.1) is?", reads) == ("3 * (2.4 + 1.1)",)
     assert arithmetic_pieces("Take 6,000 divided by 8", reads) == ("6000 divided by 8",)
+    # a piece inside brackets is part of the whole expression, not a reading of its own
+    assert arithmetic_pieces("((7 - 2.5) * 4) / 1.5 = ?", reads) == ("((7 - 2.5) * 4) / 1.5",)
     grammar = arithmetic_grammar("Share 84 sweets among 6 children.", reads)
     assert grammar.startswith("root ::= expression")  # no piece reads: an expression
 

@@ -111,11 +111,12 @@ def arithmetic_grammar(question: str, reads: Callable[[str], str | None] | None 
 
 
 def _holds(longer: str, piece: str) -> bool:
-    """Whether `longer` holds `piece`, word for word ("York" is in "New York"; "Nice" is not
-    in "Venice"; in Chinese, any run of characters)."""
+    """Whether `longer` holds `piece`, word for word ("York" is in "New York", "2 - 1" in
+    "(2 - 1) * 3"; "Nice" is not in "Venice"; in Chinese, any run of characters)."""
     if piece == longer:
         return False
-    return f" {piece} " in f" {longer} " or (_CJK.match(piece) is not None and piece in longer)
+    inner, outer = (" ".join(re.sub(r"([()])", r" \1 ", t).split()) for t in (piece, longer))
+    return f" {inner} " in f" {outer} " or (_CJK.match(piece) is not None and piece in longer)
 
 
 def outermost(pieces: Sequence[str]) -> list[str]:
