@@ -26,7 +26,15 @@ _REWRITES: tuple[tuple[str, str], ...] = (
     (rf"(?:the )?sum of {_NUMBER} and {_NUMBER}", r"(\1 + \2)"),
     (rf"(?:the )?product of {_NUMBER} and {_NUMBER}", r"(\1 * \2)"),
     (rf"(?:the )?difference between {_NUMBER} and {_NUMBER}", r"(\1 - \2)"),
-    (rf"subtract {_NUMBER} from {_NUMBER}", r"(\2 - \1)"),
+    (
+        rf"(?:increase|raise) {_NUMBER} by {_NUMBER} ?(?:percent|per cent|%)",
+        r"(\1 * (100 + \2) / 100)",
+    ),
+    (
+        rf"(?:decrease|reduce|lower) {_NUMBER} by {_NUMBER} ?(?:percent|per cent|%)",
+        r"(\1 * (100 - \2) / 100)",
+    ),
+    (rf"(?:subtract|take away) {_NUMBER} from {_NUMBER}", r"(\2 - \1)"),
     (rf"add {_NUMBER} (?:to|and) {_NUMBER}", r"(\1 + \2)"),
     (rf"multiply {_NUMBER} (?:by|and) {_NUMBER}", r"(\1 * \2)"),
     (rf"divide {_NUMBER} by {_NUMBER}", r"(\1 / \2)"),
@@ -38,7 +46,7 @@ _REWRITES: tuple[tuple[str, str], ...] = (
     (rf"{_NUMBER} (?:raised )?to the {_NUMBER}(?:st|nd|rd|th)(?: power)?", r"(\1 ** \2)"),
     (rf"{_NUMBER} (?:to the power of|raised to) {_NUMBER}", r"(\1 ** \2)"),
     (r"\b(?:plus|added to|and)\b|加上|加", " + "),
-    (r"\b(?:minus|less)\b|减去|减", " - "),
+    (r"\b(?:minus|less|take away)\b|减去|减", " - "),
     (r"\b(?:times|multiplied by)\b|[x×]|乘以|乘", " * "),
     (r"\b(?:divided by|over)\b|÷|除以", " / "),
 )
@@ -51,7 +59,7 @@ MIN_RESPELL_CHARS = 4  # a shorter word is too often one edit away from another 
 # the words arithmetic is written in, for `_respelled`: operators and English numbers
 _SPELLED_WORDS = (
     "plus minus times multiplied divided over less added square squared root cubed "
-    "percent half twice double sum product difference subtract multiply divide power "
+    "percent half twice double sum product difference subtract multiply divide power increase "
     "raised what calculate compute equals zero three four five seven eight nine eleven "
     "twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty "
     "forty fifty sixty seventy eighty ninety hundred thousand million billion"

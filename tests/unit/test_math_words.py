@@ -105,6 +105,10 @@ CASES = [
     ("seven tmes six", 42),
     ("the sqaure root of 625", 25),
     ("fourty plus two", 42),
+    ("increase 80 by 15 percent", 92),
+    ("reduce 250 by 20%", 200),
+    ("take away seven from twenty", 13),
+    ("ninety take away eleven", 79),
 ]
 
 
