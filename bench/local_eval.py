@@ -11,15 +11,14 @@ the tool really returned).
 Task sets (`--tasks`):
 
 - DEVELOPMENT sets: `builtin` (below), `holdout`, `fresh`, `unseen`, `final`
-  (bench/data/local_eval_*.jsonl), and `blind1`, `blind2` (bench/data/local_eval_blind.jsonl
-  and local_eval_blind2.jsonl, each over its own notes, bench/data/blind_notes/ and
-  blind2_notes/: the first two blind sets, each run once on 26 Nov 2026 and then read while
-  building). Their questions and failures were read while building; a figure on them says
-  little about new wording;
-- `blind`: bench/data/local_eval_blind3.jsonl over its own notes folder
-  (bench/data/blind3_notes/, set as REACT_AGENT_KB_DIR for the run), written on 27 Nov 2026 by
-  someone who saw neither the code nor the other sets, and run once (bench/data/BLIND3.md).
-  After that it is spent too: the next blind figure needs a new set.
+  (bench/data/local_eval_*.jsonl), and `blind1`, `blind2`, `blind3`
+  (bench/data/local_eval_blind*.jsonl, each over its own notes folder, bench/data/blind*_notes/,
+  set as REACT_AGENT_KB_DIR for the run). Their questions and failures were read while
+  building; a figure on them says little about new wording;
+- the blind sets, each written by a helper who saw neither the code nor the other sets and
+  run once on the code of its day (bench/data/BLIND*.md, the runs' lines in
+  bench/data/local_eval_blind*_run.md), became development sets after that run. A new blind
+  figure needs a new set, added to `NOTED_SETS` and run once.
 
 Modes (`--modes`, comma-separated):
 
@@ -343,12 +342,12 @@ DEV_SETS = {
     "unseen": DATA / "local_eval_unseen.jsonl",
     "final": DATA / "local_eval_final.jsonl",
 }
-# sets over their own notes folder: (questions, notes). The first two blind sets are spent
-# (run once each, then read): development sets now. `blind` is run once on the final code.
+# sets over their own notes folder: (questions, notes). The three blind sets are spent (each
+# was run once, then read): development sets now. A new blind figure needs a new set.
 NOTED_SETS = {
     "blind1": (DATA / "local_eval_blind.jsonl", DATA / "blind_notes"),
     "blind2": (DATA / "local_eval_blind2.jsonl", DATA / "blind2_notes"),
-    "blind": (DATA / "local_eval_blind3.jsonl", DATA / "blind3_notes"),
+    "blind3": (DATA / "local_eval_blind3.jsonl", DATA / "blind3_notes"),
 }
 KB_VARIABLE = "REACT_AGENT_KB_DIR"
 CHECKS: dict[str, Callable[..., Check]] = {
@@ -694,8 +693,8 @@ def main() -> int:
         default="builtin",
         help="development sets: builtin, holdout, fresh, unseen, final "
         "(bench/data/local_eval_*.jsonl), both (builtin and holdout), all (those five, over the "
-        "shipped notes); blind1, blind2 (the spent blind sets, over bench/data/blind_notes and "
-        "blind2_notes); blind (run once, over bench/data/blind3_notes); or a .jsonl path",
+        "shipped notes); blind1, blind2, blind3 (the spent blind sets, each over its own notes "
+        "in bench/data); or a .jsonl path",
     )
     parser.add_argument("--only", default="", help="task kinds or names, comma-separated")
     parser.add_argument("--quick", action="store_true", help="15 tasks, every kind")
