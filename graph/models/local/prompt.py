@@ -131,7 +131,7 @@ def render_input(tool_input: Any, hints: ToolHints) -> str:
 
 def render_record(
     question: str,
-    steps: Sequence[Step],
+    steps: Sequence[Step | _Step],
     answer: str | None,
     hints: Mapping[str, ToolHints],
 ) -> str:
@@ -189,11 +189,7 @@ def render_prompt(
                 render_record(example.question, example.steps(name), example.answer, hints)
             )
     for turn in conversation_turns(messages):
-        steps = [
-            Step(s.tool, s.tool_input, s.observation)
-            for s in turn.steps
-            if s.observation is not None
-        ]
+        steps = [s for s in turn.steps if s.observation is not None]
         blocks.append(render_record(turn.question, steps, turn.answer, hints))
     return "\n\n".join(blocks) + "\n"
 
