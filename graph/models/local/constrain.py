@@ -52,16 +52,12 @@ def question_numbers(question: str) -> tuple[str, ...]:
 def arithmetic_pieces(
     question: str, reads: Callable[[str], str | None] | None = None
 ) -> tuple[str, ...]:
-    """Pieces of the question of up to `MAX_ARITHMETIC_WORDS` words that state arithmetic (the
-    calculator reads it in words: "the square root of 625", "15 percent of 80"), brackets and
-    thousands included ("3 * (2.4 + 1.1)", "6000 / 8" for "6,000 / 8"). Kept per question: a
-    step asks how many there are, then for their grammar, and each reading is a calculation.
-
-    With what the tool `reads` in a piece (its result; None: it refuses the piece, as "40
-    miles"), only pieces it reads, and of those the ones that say the question's arithmetic
-    once: not one inside a longer piece the tool reads otherwise (it drops part of the
-    question: "sixty divided by three" inside "two hundred sixty divided by three"), nor one
-    that holds a shorter piece read the same ("What is 38 * 12" holds "38 * 12")."""
+    """Pieces of the question of up to `MAX_ARITHMETIC_WORDS` words that state arithmetic
+    ("15 percent of 80", "3 * (2.4 + 1.1)", "6000 / 8" for "6,000 / 8"); cached, since each
+    reading is a calculation. With what the tool `reads` in a piece (None: it refuses it, as
+    "40 miles"), only pieces it reads, each stating the arithmetic once: not one inside a longer
+    piece read otherwise ("sixty divided by three" in "two hundred sixty divided by three"),
+    nor one holding a shorter piece read the same ("What is 38 * 12" holds "38 * 12")."""
     text = _THOUSANDS.sub("", question)
     pieces = [p for p in question_pieces(text, MAX_ARITHMETIC_WORDS, True) if _arithmetic_piece(p)]
     if reads is None:

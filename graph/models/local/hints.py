@@ -14,8 +14,7 @@ its input. Any LangChain tool takes part by carrying hints in its metadata:
         )},
     )
 
-The built-in tools are plain LangChain tools: their hints are kept here, in `builtin_hints`,
-looked up by the tool's name (a tool's own metadata wins).
+The built-in tools' hints are in `builtin_hints`, by tool name; a tool's own metadata wins.
 """
 
 from __future__ import annotations
@@ -61,12 +60,11 @@ class ToolHints:
     """How the embedded model uses one tool.
 
     - `examples`: worked records shown to the model (the tool's real output layout);
-    - `question_argument`: the argument that takes the user's whole question (a search that
-      ranks by the question's own words); code fills it, and the step says so;
-    - `piece_argument`: an argument the model copies from the question (a place, a title):
-      its grammar allows only pieces of the question;
-    - `arithmetic_argument`: an expression the model writes over the question's numbers: its
-      grammar allows only those numbers, operators, parentheses and a few functions;
+    - `question_argument`: takes the user's whole question (a search ranked by its words);
+      code fills it, and the step says so;
+    - `piece_argument`: copied from the question (a place, a title): only its pieces;
+    - `arithmetic_argument`: an expression over the question's numbers, operators,
+      parentheses and a few functions;
     - `accepts`: for a piece argument, which pieces of the question the tool can use (a place
       the clock knows); the grammar then offers only those, when there are any;
     - `reads`: for an arithmetic argument, what the tool makes of a piece of the question (its

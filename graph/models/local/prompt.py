@@ -6,11 +6,7 @@
     Result: 108
     Answer: 108
 
-    Question: Translate 'good morning' into French.
-    Tool: none
-    Answer: Bonjour.
-
-    ... more records, a blank line between them ...
+    ... more records (records.toml), a blank line between them ...
 
     Question: <the user's question>
     Tool: ...                       <- the model's choice (`constrain.choice_grammar`)
@@ -20,10 +16,9 @@ word there, under a grammar that allows only the offered names, is the decision.
 are always the same for the same tools, in the same order, so llama.cpp reuses its evaluation
 of the prompt's beginning from one question to the next.
 
-The conversation arrives in LangChain's standard form (AIMessage with `tool_calls`, then
-ToolMessages; a final AIMessage; corrections from the agent, whose id starts with
-`do-not-render-`, are left out), or as older text-rendered steps (AIMessage text "Thought: ...
-Action: ...", HumanMessage "Observation: ..."). Both render the same way.
+The conversation arrives as standard messages (AIMessage with `tool_calls`, ToolMessages; the
+agent's corrections, ids starting `do-not-render-`, left out) or as older text-rendered steps
+("Thought: ... Action: ...", "Observation: ..."); both render the same way.
 """
 
 from __future__ import annotations

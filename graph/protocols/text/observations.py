@@ -1,18 +1,15 @@
 """How an observation is laid out for a small model, and which of its lines an answer may quote.
 
-Two users, one layout:
+- The embedded model's prompt shows every observation as `observation_text`: one sentence per
+  line (a small model that starts copying a line ends where the sentence ends), no blank lines
+  (a blank line ends a record), bounded.
+- Quoted answers (the `quoted_answers` setting, on for the embedded model): right after an
+  observation, the Final Answer may only be its first line as the prompt showed it
+  (`quotable_lines`). Asked to answer from a search result, a 270M model paraphrased it into
+  something false or copied a line of the wrong note. The model still decides whether to
+  answer or act again.
 
-- the embedded model's prompt shows every observation (its examples' and the real ones) as
-  `observation_text`: one sentence per line, no blank lines (a blank line ends a record in the
-  prompt), bounded. A sentence per line is what makes an answer easy to copy: a small model
-  that starts copying a line ends where the sentence ends;
-- quoted answers (the `quoted_answers` setting, on for the embedded model): right after an
-  observation, the grammar lets the Final Answer be only that observation's first line, exactly
-  as the prompt showed it (`quotable_lines`). Asked to answer from a search result, a 270M model
-  paraphrased it into something false ("The Wiki language edition is `zh` by default.") or
-  copied a line of the wrong note. The model still decides whether to answer or act again.
-
-Pure functions, no model, no grammar: `grammar.py` turns the lines into alternatives.
+Pure functions: `grammar.py` turns the lines into alternatives.
 """
 
 from __future__ import annotations
@@ -59,15 +56,12 @@ def quotable_lines(observations: Iterable[str]) -> list[str]:
     """The lines a quoted answer may be: of each observation, its first line that says
     something, as the prompt shows it.
 
-    Only the first: the tools put the answer there (the calculator's result, the clock's
-    reading, the search's best sentence), and asked to choose among a few lines, a 270M model
-    chose the wrong one more often than not. Left out on the way to it: a result's heading
-    (`[1] notes.md — Title`, the search tools' layout: it names a source, it does not answer),
-    a header of `Key: value` lines (and a line repeating one of its values),
-    list bullets, lines with no word, a line wholly in parentheses ("(no summary)"), the cut
-    mark, code fences, and lines that start with markdown emphasis (the reader drops a leading
-    `**`, which would change the quote). A quote is one line of single spaces, at most
-    `QUOTE_CHARS` long. Empty when nothing is worth quoting; the answer is then free.
+    Only the first: the tools put the answer there, and asked to choose among a few lines, a
+    270M model chose the wrong one more often than not. Skipped on the way: a hit's heading
+    (`[1] notes.md — Title` names a source), a header of `Key: value` lines (and a line
+    repeating one of its values), bullets, lines with no word or wholly in parentheses, the
+    cut mark, code fences, lines starting with markdown emphasis (the reader drops a leading
+    `**`). A quote is one line, at most `QUOTE_CHARS`; none worth quoting: the answer is free.
     """
     found: list[str] = []
     for observation in observations:
