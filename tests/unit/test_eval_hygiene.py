@@ -40,7 +40,8 @@ def _files() -> list[Path]:
     for name in SEARCHED:
         path = ROOT / name
         files += [path] if path.is_file() else sorted(path.rglob("*"))
-    return [f for f in files if f.is_file() and f.suffix in (".py", ".md", ".json", ".txt", ".toml")]
+    kinds = (".py", ".md", ".json", ".txt", ".toml")
+    return [f for f in files if f.is_file() and f.suffix in kinds]
 
 
 def test_the_eval_sets_are_read() -> None:
