@@ -96,7 +96,7 @@ def number(*values: str | float) -> Check:
             return True
         written = re.findall(r"(?<![\d.])-?\d+(?:\.\d+)?", plain)
         return any(
-            ("." in v and _rounds_to(d, v)) or _four_places(d) == _four_places(v) is not None
+            ("." in v and _rounds_to(d, v)) or _same_to_four_places(d, v)
             for d in written
             for v in expected
         )
@@ -111,11 +111,14 @@ def _number_text(value: str | float) -> str:
     return str(value)
 
 
-def _four_places(number: str) -> Decimal | None:
+def _same_to_four_places(written: str, expected: str) -> bool:
+    """Whether both numbers are equal once rounded to 4 places, half up (7.00 and 7)."""
+    place = Decimal("0.0001")
     try:
-        return Decimal(number).quantize(Decimal("0.0001"), ROUND_HALF_UP)
+        rounded = Decimal(written).quantize(place, ROUND_HALF_UP)
+        return rounded == Decimal(expected).quantize(place, ROUND_HALF_UP)
     except InvalidOperation:
-        return None
+        return False
 
 
 def _rounds_to(written: str, expected: str) -> bool:
