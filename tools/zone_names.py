@@ -145,8 +145,8 @@ def regions() -> frozenset[str]:
 
 
 def population(text: str) -> int:
-    """How many people live in the most populous city named `text`, or in the country of that
-    name when no city has it (0 if none)."""
+    """How many people the place named `text` counts (0 if none): its most populous city, or
+    the country of that name when that has more; a US state counts its largest city's."""
     found = _ranked().get(fold(text))
     return found[0] if found else 0
 
