@@ -1,6 +1,7 @@
 """The graph: five nodes, their routers, one builder. Read top to bottom:
 
-START -> think -> review? -> act (one task per tool call) -> observe? -> think ...
+START -> think -> review? -> act (by an edge for one call, a task per call for several)
+  -> observe? -> think ...
 act -> think when there is nothing to observe (`route_after_act`), else -> observe
 think: unusable reply -> observe (a correction); answer, error or limit -> finish -> END
 
@@ -19,7 +20,6 @@ from typing import Any, Literal
 
 from langchain.agents.middleware import AgentMiddleware, HumanInTheLoopMiddleware
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -39,6 +39,7 @@ from graph.nodes.bindings import Bindings
 from graph.nodes.finish import make_finish
 from graph.nodes.observe import make_observe, make_route_after_act
 from graph.nodes.review import make_review
+from graph.nodes.tasks import to_act
 from graph.nodes.think import make_think
 from graph.settings import ConfigError, resolve_context
 from graph.state import AgentState, InputState, OutputState, RouteState
@@ -55,7 +56,7 @@ def recursion_limit_for(max_steps: int, hooks_per_step: int = 0, hooks_once: int
 
 def route_after_think(
     state: RouteState,
-) -> list[Send] | Literal["review", "observe", "finish", "__end__"]:
+) -> list[Send] | Literal["act", "review", "observe", "finish", "__end__"]:
     run = state.get("run") or {}
     if run.get("closed"):  # the recursion limit left no room even for finish
         return END
@@ -65,62 +66,11 @@ def route_after_think(
         return "observe"
     if run.get("review"):
         return "review"
-    return tool_tasks(state) or "observe"
+    return to_act(state) or "observe"
 
 
-def route_after_review(state: RouteState) -> list[Send] | Literal["observe"]:
-    return tool_tasks(state) or "observe"
-
-
-def tool_tasks(state: RouteState | AgentState) -> list[Send]:
-    """One `act` task per call of the last step that has no observation yet."""
-    messages = state.get("messages") or []
-    index = next(
-        (i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], AIMessage)), None
-    )
-    if index is None:
-        return []
-    step = messages[index]
-    answered = {x.tool_call_id for x in messages[index + 1 :] if isinstance(x, ToolMessage)}
-    run = state.get("run") or {}
-    protocol = run.get("protocol") or "native"
-    note = step.response_metadata.get("react_note")
-    shared: dict[str, Any] = {"protocol": protocol}
-    if run.get("approve"):
-        shared["approve"] = list(run["approve"])
-    seals = state.get("approvals") or {}
-    tasks = [
-        Send(
-            "act",
-            {
-                "call": call,
-                **shared,
-                **({"note": note} if i == 0 and note else {}),
-                **({"seal": seals[call["id"]]} if call["id"] in seals else {}),
-            },
-        )
-        for i, call in enumerate(step.tool_calls)
-        if call["id"] not in answered
-    ]
-    from graph.protocols.native import broken_call_error
-
-    tasks += [
-        Send(
-            "act",
-            {
-                "call": {
-                    "id": bad["id"],
-                    "name": bad.get("name") or "?",
-                    "args": bad.get("args") or "",
-                },
-                **shared,
-                "error": broken_call_error(bad),
-            },
-        )
-        for bad in step.invalid_tool_calls
-        if bad.get("id") and bad["id"] not in answered
-    ]
-    return tasks
+def route_after_review(state: RouteState) -> list[Send] | Literal["act", "observe"]:
+    return to_act(state) or "observe"
 
 
 def build_graph(
@@ -180,7 +130,8 @@ def build_graph(
     )
     builder.add_node("think", both(*make_think(b), name="think"))
     builder.add_node("review", both(*make_review(b), name="review"))
-    builder.add_node("act", both(*make_act(b), name="act"))
+    # a Send's payload (ActInput) or, for a step of one call, the state it is read from
+    builder.add_node("act", both(*make_act(b), name="act"), input_schema=RouteState)
     builder.add_node("observe", both(make_observe(b), name="observe"))
     builder.add_node("finish", both(make_finish(b), name="finish"))
     hooks = {hook: with_hook(wares, hook) for hook in NODE_HOOKS}
@@ -262,7 +213,7 @@ def _hook_edge(
     def route(state: AgentState) -> Any:
         jump = state.get("jump_to")
         if jump == "tools":
-            return tool_tasks(state) or following
+            return to_act(state) or following
         return routes.get(jump or "", following) if jump in jumps else following
 
     targets = {following, *(routes[j] for j in jumps if j in routes)}
@@ -282,7 +233,7 @@ def _after_hooks(jumps: list[str], loop_entry: str) -> Any:
                 return loop_entry
             if jump == "end":
                 return "finish"
-            return tool_tasks(state) or "observe"
+            return to_act(state) or "observe"
         return route_after_think(state)
 
     return route_after_model_hooks

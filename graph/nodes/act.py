@@ -1,6 +1,6 @@
-"""act: run one tool call (one task per call, sent by the router) with LangGraph's `ToolNode`
-through the middleware's `wrap_tool_call` layers (`graph.tooling.execution`), and write its
-observation.
+"""act: run a step's tool call with LangGraph's `ToolNode` through the middleware's
+`wrap_tool_call` layers (`graph.tooling.execution`), and write its observation. A step of one
+call reaches act by an edge; a step of several sends one task per call (`graph.nodes.tasks`).
 
 Each task writes its own ToolMessage, so a crash keeps every call that finished and a resume
 runs only the ones that did not. A failure of any kind is an observation, never an exception
@@ -25,15 +25,16 @@ from graph.middleware.approval_seal import sealed
 from graph.middleware.approvals import approval_middleware, needs_approval
 from graph.middleware.chain import tool_layers
 from graph.nodes.bindings import Bindings
+from graph.nodes.tasks import pending_calls
 from graph.protocols.text.prompts import truncate
 from graph.settings import AgentContext
-from graph.state import ActInput
+from graph.state import ActInput, RouteState
 from graph.support.blocking import run_sync
 from graph.tooling.execution import async_only, outputs, tool_node
 
 
 def make_act(b: Bindings) -> tuple[Any, Any]:
-    def act(payload: ActInput, config: RunnableConfig) -> Any:
+    def act_one(payload: ActInput, config: RunnableConfig) -> Any:
         task = Task(b, payload, config)
         if task.refused is not None:
             return task.refused
@@ -41,15 +42,38 @@ def make_act(b: Bindings) -> tuple[Any, Any]:
             return task.written(run_sync(lambda: task.node.ainvoke([task.call], config)))
         return task.written(task.node.invoke([task.call], config))
 
-    async def aact(payload: ActInput, config: RunnableConfig) -> Any:
-        ctx = b.context(get_runtime().context)
-        await b.atools(ctx)  # a resume may start here
+    async def aact_one(payload: ActInput, config: RunnableConfig, ctx: AgentContext) -> Any:
         task = Task(b, payload, config, ctx)
         if task.refused is not None:
             return task.refused
         return task.written(await task.node.ainvoke([task.call], config))
 
+    def act(given: ActInput | RouteState, config: RunnableConfig) -> Any:
+        return _joined([act_one(payload, config) for payload in _payloads(given)])
+
+    async def aact(given: ActInput | RouteState, config: RunnableConfig) -> Any:
+        ctx = b.context(get_runtime().context)
+        await b.atools(ctx)  # a resume may start here
+        return _joined([await aact_one(payload, config, ctx) for payload in _payloads(given)])
+
     return act, aact
+
+
+def _payloads(given: ActInput | RouteState) -> list[ActInput]:
+    """The calls this task runs: the one a `Send` carried, or, reached by an edge (a step of
+    one call, a `Command(goto="act")`), each call of the last step that has no observation."""
+    if "call" in given:
+        return [given]  # type: ignore[list-item]
+    return pending_calls(given)  # type: ignore[arg-type]
+
+
+def _joined(updates: list[Any]) -> Any:
+    """One call's update as it is; several (an edge to a step of many calls) as one list of
+    `Command`s, the form LangGraph takes for several updates from one task."""
+    if len(updates) == 1:
+        return updates[0]
+    flat = [u for update in updates for u in (update if isinstance(update, list) else [update])]
+    return [u if isinstance(u, Command) else Command(update=u) for u in flat]
 
 
 class Task:
