@@ -25,6 +25,7 @@ from graph.nodes.bindings import Bindings
 from graph.nodes.model_call import acall_model, call_model
 from graph.nodes.plan import Plan, bounds
 from graph.policies.text_fallback import FALLBACK_SETTING, PROTOCOL_SETTING
+from graph.protocols.text.prompts import step_as_text
 from graph.tooling.runner import ArgumentsError, coerce_arguments
 
 
@@ -128,13 +129,24 @@ def _stored(
         return m.marked(reply.model_copy(update={"tool_calls": calls} if calls else {}), **meta)
     if plan.protocol == "native":
         return m.marked(reply, **meta)
-    return AIMessage(
-        content=content,
-        tool_calls=calls or [],
-        id=reply.id,
-        usage_metadata=reply.usage_metadata,
-        response_metadata={**reply.response_metadata, **meta},
+    return _without_derivable_text(
+        AIMessage(
+            content=content,
+            tool_calls=calls or [],
+            id=reply.id,
+            usage_metadata=reply.usage_metadata,
+            response_metadata={**reply.response_metadata, **meta},
+        )
     )
+
+
+def _without_derivable_text(message: AIMessage) -> AIMessage:
+    """A text step keeps the model's own text only where rendering the stored step gives
+    something else (`step_as_text`): a well-formed step renders back to exactly what the model
+    wrote, and keeping it twice would store every step's text again in the conversation."""
+    meta = {k: v for k, v in message.response_metadata.items() if k != m.RAW}
+    bare = message.model_copy(update={"response_metadata": meta})
+    return bare if step_as_text(bare) == message.response_metadata.get(m.RAW) else message
 
 
 def _fitted(calls: list[dict[str, Any]], tools: list[Any]) -> list[dict[str, Any]]:

@@ -40,3 +40,24 @@ def test_the_step_sent_back_is_the_step_as_read(tail: str) -> None:
     sent = [m.text for m in model.requests[1].messages if m.type == "ai"]
     assert sent == [STEP]
     assert "99" not in "\n".join(m.text for m in model.requests[1].messages)
+
+
+@pytest.mark.parametrize(
+    ("reply", "kept"),
+    [
+        (STEP, False),  # renders back exactly: stored once, as the step
+        ("Thought: double it\nAction: double\nAction Input: number=2", True),
+        ('thought: double it\naction: double\naction input: {"number": 2}', True),
+    ],
+    ids=["canonical", "key-value-input", "lowercase-labels"],
+)
+def test_the_model_text_is_kept_only_where_the_step_renders_differently(
+    reply: str, kept: bool
+) -> None:
+    model = ScriptedChatModel([reply, "Thought: done\nFinal Answer: 4"])
+    agent = build_graph(model=model, tools=[double], protocol="text")
+    out = agent.invoke({"messages": [("user", "double 2")]})
+    step = next(m for m in out["messages"] if m.type == "ai" and m.tool_calls)
+    assert ("react_text" in step.response_metadata) is kept
+    sent = [m.text for m in model.requests[1].messages if m.type == "ai"]
+    assert sent == [reply]  # the step as the model wrote it, either way

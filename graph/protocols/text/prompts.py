@@ -93,7 +93,7 @@ def text_transcript(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     out: list[BaseMessage] = []
     for message in messages:
         if isinstance(message, AIMessage):
-            out.append(AIMessage(content=_ai_as_text(message)))
+            out.append(AIMessage(content=step_as_text(message)))
         elif isinstance(message, ToolMessage):
             out.append(HumanMessage(content=f"{OBSERVATION} {message.text}"))
         elif isinstance(message, SystemMessage):
@@ -105,7 +105,9 @@ def text_transcript(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     return out
 
 
-def _ai_as_text(message: AIMessage) -> str:
+def step_as_text(message: AIMessage) -> str:
+    """An earlier step as the text protocol sends it back: the model's own text as read where it
+    is kept, else rendered from the stored step."""
     raw = message.response_metadata.get(RAW)
     if isinstance(raw, str) and raw.strip():
         return raw
