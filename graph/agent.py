@@ -42,7 +42,7 @@ from graph.nodes.review import make_review
 from graph.nodes.tasks import to_act
 from graph.nodes.think import make_think
 from graph.settings import ConfigError, resolve_context
-from graph.state import AgentState, InputState, OutputState, RouteState
+from graph.state import AgentState, InputState, OutputState, RouteState, run_status
 from graph.tooling.registry import registry_tools
 
 
@@ -60,7 +60,7 @@ def route_after_think(
     run = state.get("run") or {}
     if run.get("closed"):  # the recursion limit left no room even for finish
         return END
-    if state.get("status") != "running":
+    if run_status(state) != "running":
         return "finish"
     if run.get("invalid"):
         return "observe"
@@ -241,7 +241,7 @@ def _after_hooks(jumps: list[str], loop_entry: str) -> Any:
 
 def _after_observe(loop_entry: str) -> Any:
     def route_after_observe(state: RouteState) -> str:
-        return loop_entry if state.get("status") == "running" else "finish"
+        return loop_entry if run_status(state) == "running" else "finish"
 
     return route_after_observe
 

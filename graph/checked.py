@@ -15,7 +15,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
-from graph.state import check_messages
+from graph.state import check_messages, run_status
 
 
 class NothingToResume(ValueError):
@@ -95,7 +95,7 @@ def _continues(input: Any, config: Any) -> bool:
 def _check_resume(snapshot: Any) -> None:
     """A resume needs a paused run; a run cut short by a store failure (status still
     `running`, nothing next) may be continued too."""
-    if not snapshot.next and (snapshot.values or {}).get("status") != "running":
+    if not snapshot.next and run_status(snapshot.values or {}) != "running":
         status = (snapshot.values or {}).get("status")
         where = f"its last run ended with status {status!r}" if status else "it has no run yet"
         raise NothingToResume(

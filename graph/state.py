@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage, BaseMessage, convert_to_messages
@@ -98,6 +98,19 @@ _RUN_TYPES: dict[str, tuple[type, ...]] = {
 _LEGACY_RUN_KEYS = frozenset(
     {"decision", "thought", "usage", "pending", "note", "repeats", "last_calls"}
 )
+
+
+def run_status(values: Mapping[str, Any]) -> Status | None:
+    """The thread's status as its readers need it: `running` while a run is in progress.
+
+    A thread's first run writes no status until it ends: every channel a run writes adds a
+    version entry to each later checkpoint (about 0.17 KB per iteration on PostgreSQL), and
+    `run`, written when a run starts, already says one is under way. Later runs write
+    `running` over the last one's status."""
+    status = values.get("status")
+    if status is None and "question_id" in (values.get("run") or {}):
+        return "running"
+    return status
 
 
 def merge_run(current: Run | None, update: Any) -> Run:

@@ -122,9 +122,10 @@ def closing_line(thread_id: str, url: str, command: str | None = None) -> str:
 def report(values: dict[str, Any], thread_id: str, paused: bool, as_json: bool, url: str) -> None:
     """The end of a run: the JSON summary or a closing line, and the exit status."""
     from graph.redaction import redact
+    from graph.state import run_status
     from graph.steps import steps_of
 
-    status = "paused" if paused else values.get("status") or "error"
+    status = "paused" if paused else run_status(values) or "error"
     if as_json:
         summary = {
             "thread_id": thread_id,

@@ -11,7 +11,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage, ToolMessage
 
 from graph import messages as m
-from graph.state import AgentState
+from graph.state import AgentState, run_status
 
 
 def new_turn(state: AgentState) -> dict[str, Any] | None:
@@ -22,13 +22,15 @@ def new_turn(state: AgentState) -> dict[str, Any] | None:
         m.is_user_message(last)
         or (isinstance(last, ToolMessage) and not m.is_our_observation(last))
     )
-    if state.get("status") == "running" and not from_user:
+    if run_status(state) == "running" and not from_user:
         return None
     question = next((x for x in reversed(messages) if m.is_user_message(x)), None)
     cleared = {key: None for key in ("answer", "error") if state.get(key) is not None}
+    # written only where set: every written channel costs a version entry (`run_status`)
+    if state.get("status") is not None:
+        cleared["status"] = "running"
     return {
-        "status": "running",
-        **cleared,  # written only when set: every written channel costs a version entry
+        **cleared,
         "run": {
             "question_id": question.id if question else None,
             "iteration": 0,

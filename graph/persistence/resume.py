@@ -16,6 +16,8 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import StateSnapshot
 
+from graph.state import run_status
+
 
 def resume_from(snapshot: StateSnapshot, history: list[StateSnapshot]) -> RunnableConfig | None:
     """The checkpoint config to continue from, or None when there is nothing to resume."""
@@ -23,7 +25,7 @@ def resume_from(snapshot: StateSnapshot, history: list[StateSnapshot]) -> Runnab
     if snapshot.next:  # the thread's latest checkpoint, so its saved writes are reused
         thread_id = snapshot.config["configurable"]["thread_id"]
         return {"configurable": {"thread_id": thread_id}}
-    if values.get("status") == "running":  # cut short between two checkpoints: from the last
+    if run_status(values) == "running":  # cut short between two checkpoints: from the last
         return snapshot.config
     if values.get("status") != "error":
         return None

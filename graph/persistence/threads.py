@@ -121,6 +121,7 @@ def thread_ids(saver: Any, limit: int) -> list[str]:
 
 def summarize_state(thread_id: str, snapshot: Any) -> ThreadSummary:
     from graph.persistence.history import last_question
+    from graph.state import run_status
 
     values = snapshot.values or {}
     if snapshot.interrupts:
@@ -128,7 +129,7 @@ def summarize_state(thread_id: str, snapshot: Any) -> ThreadSummary:
     elif snapshot.next:
         status = "unfinished"
     else:
-        status = values.get("status") or "-"
+        status = run_status(values) or "-"
     return ThreadSummary(
         thread_id=thread_id,
         updated=str(snapshot.created_at or ""),

@@ -110,6 +110,7 @@ def threads(
         from graph.cli.session import with_store
         from graph.persistence.history import excerpt, last_question, thread_ids
         from graph.redaction import redact
+        from graph.state import run_status
 
         o.positive("--limit", limit)
 
@@ -124,7 +125,7 @@ def threads(
                     problems.append(_unreadable(thread_id, exc))
                     continue
                 values = state.values or {}
-                status = "paused" if state.interrupts else values.get("status") or "-"
+                status = "paused" if state.interrupts else run_status(values) or "-"
                 if state.next and not state.interrupts:
                     status = "unfinished"
                 rows.append(
