@@ -12,7 +12,8 @@ LangGraph client show the same steps for both protocols:
   nudge, the wrap-up request): a `HumanMessage` whose id starts with `do-not-render-`, the prefix
   Agent Chat UI uses for messages a person need not see.
 
-`response_metadata["react_agent"]` says which of the agent's kinds a message is.
+`response_metadata["react_agent"]` says which of the agent's kinds a message is, where its shape
+does not: a step is known by its tool calls and carries no mark (every step would store it).
 """
 
 from __future__ import annotations

@@ -111,7 +111,7 @@ def read_reply(plan: Plan, reply: AIMessage, request: ModelRequest) -> AIMessage
         calls = _fitted(decision.calls, plan.tools) if plan.protocol == "text" else decision.calls
         if decision.note:
             meta[m.NOTE] = decision.note
-        meta[m.MARK] = "step"
+        # no kind mark: a step is known by its shape (tool calls), and every step stores it
         return _stored(reply, plan, decision.thought, calls, meta)
     meta.update({m.MARK: "invalid", m.ERROR: decision.error})
     content = reply.text if plan.protocol == "native" else meta[m.RAW]
