@@ -36,14 +36,17 @@ DECIDED_BY = "react_decided_by"  # "model" or "code": who chose this step (the t
 STEP = "react_step"  # a step's number in its run: what the step limit counts
 ARGUMENT_BY = "react_argument_by"  # "model" or "code": who wrote a call's arguments
 DURATION = "duration_ms"
-OURS = "react_agent_tool"  # set on ToolMessages this agent produced
+OURS = "react_agent_tool"  # on ToolMessages this agent produced under an id it did not choose
+OBSERVATION_PREFIX = "obs-"  # the id of every other ToolMessage this agent produced
 HIDDEN_PREFIX = "do-not-render-"
 
 NoteKind = Literal["invalid", "repeat", "wrap_up", "not_run"]
 
 
 def new_call_id() -> str:
-    return f"call_{uuid.uuid4().hex[:24]}"
+    """An id for a call the agent read from text: 48 random bits, unique within any thread
+    (each id is stored twice per step, on the call and on its observation)."""
+    return f"call_{uuid.uuid4().hex[:12]}"
 
 
 def agent_note(text: str, kind: NoteKind) -> HumanMessage:
@@ -69,8 +72,16 @@ def observation(
         tool_call_id=call["id"],
         name=call.get("name"),
         status="error" if is_error else "success",
-        response_metadata={OURS: True, DURATION: duration_ms},
+        id=observation_id(),
+        response_metadata={DURATION: duration_ms},
     )
+
+
+def observation_id() -> str:
+    """An id that marks a ToolMessage as the agent's own observation at no cost: the same
+    length as the uuid it would get anyway, where a metadata flag would be stored with every
+    observation."""
+    return f"{OBSERVATION_PREFIX}{uuid.uuid4().hex}"
 
 
 def as_observation(message: ToolMessage) -> ToolMessage:
@@ -85,7 +96,10 @@ def as_observation(message: ToolMessage) -> ToolMessage:
 
 
 def is_our_observation(message: BaseMessage) -> bool:
-    return isinstance(message, ToolMessage) and bool(message.response_metadata.get(OURS))
+    return isinstance(message, ToolMessage) and (
+        (message.id or "").startswith(OBSERVATION_PREFIX)
+        or bool(message.response_metadata.get(OURS))
+    )
 
 
 def kind_of(message: BaseMessage) -> str | None:

@@ -200,6 +200,11 @@ def _ours(
     note = payload.get("note")
     if note and message.tool_call_id == payload["call"].get("id"):
         text = f"{text}\n(Note: {note})"
-    meta = {**message.response_metadata, m.OURS: True}
+    meta = dict(message.response_metadata)
     meta.setdefault(m.DURATION, round(seconds * 1000, 3))
-    return message.model_copy(update={"content": text, "response_metadata": meta})
+    update: dict[str, Any] = {"content": text, "response_metadata": meta}
+    if message.id is None:  # the id says it is ours
+        update["id"] = m.observation_id()
+    elif not m.is_our_observation(message):  # an id of the tool's own: a flag says it
+        meta[m.OURS] = True
+    return message.model_copy(update=update)

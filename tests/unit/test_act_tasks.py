@@ -13,6 +13,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from graph import build_graph
+from graph import messages as m
 from tests.support.scripted_model import ScriptedChatModel, calls, tool_call
 
 
@@ -88,3 +89,14 @@ def test_an_edge_to_a_step_of_several_calls_runs_each(mode: str) -> None:
     messages = agent.get_state(cfg("goto")).values["messages"]
     observed = [x.content for x in messages if isinstance(x, ToolMessage)]
     assert observed[:2] == ["echo: x", "echo: y"]
+
+
+def test_an_observation_is_marked_as_ours_by_its_id_and_an_older_flag_still_counts() -> None:
+    agent, _ = agent_for([calls(tool_call("echo", {"text": "a"})), "done"])
+    out = agent.invoke({"messages": [("user", "echo")]}, cfg("ids"))
+    [observed] = [x for x in out["messages"] if isinstance(x, ToolMessage)]
+    assert m.is_our_observation(observed)
+    assert m.OURS not in observed.response_metadata  # the id says it: no flag stored
+    older = ToolMessage("x", tool_call_id="c", id="abc", response_metadata={m.OURS: True})
+    assert m.is_our_observation(older)  # threads written before keep their marks
+    assert not m.is_our_observation(ToolMessage("Successfully handled.", tool_call_id="c"))
