@@ -78,8 +78,10 @@ class Bindings:
         # (a lookup per variable raises KeyError for each unset one: 3x slower, and this runs
         # in every node)
         env = frozenset((n, os.environ.get(n)) for n in _ENV_NAMES.intersection(os.environ))
-        if isinstance(run_context, AgentContext):
-            key: Hashable = ("object", run_context.model_dump_json(exclude_unset=True), env)
+        if run_context is None:  # most runs: no context, nothing to serialize
+            key: Hashable = ("none", env)
+        elif isinstance(run_context, AgentContext):
+            key = ("object", run_context.model_dump_json(exclude_unset=True), env)
         else:
             key = ("dict", json.dumps(run_context or {}, sort_keys=True, default=repr), env)
         return self._contexts.get(

@@ -122,6 +122,7 @@ def repeated_steps(messages: list[BaseMessage], most: int = STUCK_AFTER) -> int:
     so it needs no bookkeeping and stops at the question that started the run."""
     signatures: list[str] = []
     results: list[ToolMessage] = []
+    last: AIMessage | None = None
     for message in reversed(messages):
         if m.is_user_message(message):
             break
@@ -130,6 +131,9 @@ def repeated_steps(messages: list[BaseMessage], most: int = STUCK_AFTER) -> int:
         elif isinstance(message, AIMessage):
             if not message.tool_calls:
                 break
+            if last is not None and _other_calls(message, last):  # no need to hash results
+                return len(signatures)
+            last = message
             signatures.append(call_signature(message, results))
             results = []
             if len(signatures) > 1 and signatures[-1] != signatures[0]:
@@ -137,6 +141,17 @@ def repeated_steps(messages: list[BaseMessage], most: int = STUCK_AFTER) -> int:
             if len(signatures) == most:
                 break
     return len(signatures)
+
+
+def _other_calls(step: AIMessage, later: AIMessage) -> bool:
+    """Whether two steps certainly made different calls: other tools, or one call each with
+    other arguments (the cheap test before their results are hashed)."""
+    names = sorted(c["name"] for c in step.tool_calls)
+    if names != sorted(c["name"] for c in later.tool_calls):
+        return True
+    if len(step.tool_calls) == 1:
+        return step.tool_calls[0]["args"] != later.tool_calls[0]["args"]
+    return False
 
 
 def _correction(

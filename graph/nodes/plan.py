@@ -64,7 +64,9 @@ def prepare(b: Bindings, state: AgentState) -> Plan:
     update: dict[str, Any] = dict(reset or {})
     if reset is not None:
         update["run"] = dict(run)
-    view = add_messages(state.get("messages", []), update.get("messages", []))  # as stored
+    stored = state.get("messages") or []
+    added = update.get("messages")
+    view = add_messages(stored, added) if added else stored  # as stored after this step
     runtime = get_runtime()
     try:
         ctx = b.context(runtime.context)

@@ -13,7 +13,9 @@ leaving turns out, add LangChain's `SummarizationMiddleware`; `context_share=0` 
 from __future__ import annotations
 
 import json
+import weakref
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 from langchain.agents.middleware import ModelRequest, ModelResponse
@@ -43,14 +45,36 @@ def estimated_tokens(items: Sequence[Any]) -> int:
 
 def most_tokens(messages: Sequence[BaseMessage]) -> int:
     """An upper bound of `estimated_tokens` that encodes nothing (a character is at most four
-    UTF-8 bytes): most requests fit by it, and are not measured byte by byte at every step."""
-    total = 0
-    for message in messages:
-        size = len(message.text)
-        if isinstance(message, AIMessage) and message.tool_calls:
-            size += len(json.dumps(message.tool_calls, ensure_ascii=False, default=str))
-        total += PER_MESSAGE + size * 4 // 3 + 1
-    return total
+    UTF-8 bytes): most requests fit by it, and are not measured byte by byte at every step.
+    Each message is measured once while it lives (`_most_tokens_of`): a run's requests share
+    every earlier message, so measuring them again made each step's cost grow with the run."""
+    return sum(_most_tokens_of(message) for message in messages)
+
+
+# id(message) -> (a weak reference to it, its content's length, its bound): the reference
+# tells a live message from a new one at a reused address, the length an edit made in place
+_MEASURED: dict[int, tuple[weakref.ref, int, int]] = {}
+
+
+def _most_tokens_of(message: BaseMessage) -> int:
+    key = id(message)
+    content = message.content
+    length = len(content) if isinstance(content, str | list) else -1
+    hit = _MEASURED.get(key)
+    if hit is not None and hit[0]() is message and hit[1] == length:
+        return hit[2]
+    size = len(message.text)
+    if isinstance(message, AIMessage) and message.tool_calls:
+        size += len(json.dumps(message.tool_calls, ensure_ascii=False, default=str))
+    bound = PER_MESSAGE + size * 4 // 3 + 1
+    _MEASURED[key] = (weakref.ref(message, partial(_forget, key)), length, bound)
+    return bound
+
+
+def _forget(key: int, ref: weakref.ref) -> None:
+    entry = _MEASURED.get(key)
+    if entry is not None and entry[0] is ref:
+        del _MEASURED[key]
 
 
 def units(messages: Sequence[BaseMessage]) -> list[list[BaseMessage]]:

@@ -1,0 +1,30 @@
+"""ContextFit measures each message once while it lives, and again after an edit in place."""
+
+from __future__ import annotations
+
+import gc
+
+from langchain_core.messages import AIMessage, HumanMessage
+
+from graph.policies import context_fit
+from graph.policies.context_fit import estimated_tokens, most_tokens
+
+
+def test_the_bound_is_measured_once_and_again_after_an_edit_in_place() -> None:
+    message = HumanMessage("x" * 30)
+    first = most_tokens([message])
+    assert first >= estimated_tokens([message])
+    assert most_tokens([message, message]) == 2 * first
+    message.content = "x" * 3000  # a middleware that edits in place
+    assert most_tokens([message]) > first
+    assert most_tokens([message]) >= estimated_tokens([message])
+
+
+def test_a_tool_call_counts_and_a_message_that_died_is_forgotten() -> None:
+    step = AIMessage("", tool_calls=[{"name": "f", "args": {"q": "y" * 90}, "id": "c"}])
+    assert most_tokens([step]) >= estimated_tokens([step]) > estimated_tokens([AIMessage("")])
+    key = id(step)
+    assert key in context_fit._MEASURED
+    del step
+    gc.collect()
+    assert key not in context_fit._MEASURED
