@@ -13,9 +13,7 @@ leaving turns out, add LangChain's `SummarizationMiddleware`; `context_share=0` 
 from __future__ import annotations
 
 import json
-import weakref
 from collections.abc import Sequence
-from functools import partial
 from typing import Any
 
 from langchain.agents.middleware import ModelRequest, ModelResponse
@@ -23,6 +21,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from graph import messages as m
 from graph.policies.base import LoopPolicy
+from graph.support.per_object import PerObject
 
 DEFAULT_WINDOW = 8192  # when neither the setting nor the model's profile gives one
 PER_MESSAGE = 6  # role and framing tokens of one message
@@ -46,35 +45,29 @@ def estimated_tokens(items: Sequence[Any]) -> int:
 def most_tokens(messages: Sequence[BaseMessage]) -> int:
     """An upper bound of `estimated_tokens` that encodes nothing (a character is at most four
     UTF-8 bytes): most requests fit by it, and are not measured byte by byte at every step.
-    Each message is measured once while it lives (`_most_tokens_of`): a run's requests share
-    every earlier message, so measuring them again made each step's cost grow with the run."""
+    Each message is measured once while it lives (`graph.support.per_object`): a run's
+    requests share every earlier message, and measuring them again made each step's cost grow
+    with the run."""
     return sum(_most_tokens_of(message) for message in messages)
 
 
-# id(message) -> (a weak reference to it, its content's length, its bound): the reference
-# tells a live message from a new one at a reused address, the length an edit made in place
-_MEASURED: dict[int, tuple[weakref.ref, int, int]] = {}
+_BOUNDS: PerObject[int] = PerObject()
 
 
 def _most_tokens_of(message: BaseMessage) -> int:
-    key = id(message)
+    return _BOUNDS.get(message, _content_length(message), _bound)
+
+
+def _content_length(message: BaseMessage) -> int:
     content = message.content
-    length = len(content) if isinstance(content, str | list) else -1
-    hit = _MEASURED.get(key)
-    if hit is not None and hit[0]() is message and hit[1] == length:
-        return hit[2]
+    return len(content) if isinstance(content, str | list) else -1
+
+
+def _bound(message: BaseMessage) -> int:
     size = len(message.text)
     if isinstance(message, AIMessage) and message.tool_calls:
         size += len(json.dumps(message.tool_calls, ensure_ascii=False, default=str))
-    bound = PER_MESSAGE + size * 4 // 3 + 1
-    _MEASURED[key] = (weakref.ref(message, partial(_forget, key)), length, bound)
-    return bound
-
-
-def _forget(key: int, ref: weakref.ref) -> None:
-    entry = _MEASURED.get(key)
-    if entry is not None and entry[0] is ref:
-        del _MEASURED[key]
+    return PER_MESSAGE + size * 4 // 3 + 1
 
 
 def units(messages: Sequence[BaseMessage]) -> list[list[BaseMessage]]:

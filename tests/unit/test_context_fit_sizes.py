@@ -23,8 +23,8 @@ def test_the_bound_is_measured_once_and_again_after_an_edit_in_place() -> None:
 def test_a_tool_call_counts_and_a_message_that_died_is_forgotten() -> None:
     step = AIMessage("", tool_calls=[{"name": "f", "args": {"q": "y" * 90}, "id": "c"}])
     assert most_tokens([step]) >= estimated_tokens([step]) > estimated_tokens([AIMessage("")])
-    key = id(step)
-    assert key in context_fit._MEASURED
+    assert step in context_fit._BOUNDS
+    stored = context_fit._BOUNDS._entries[id(step)][0]  # the entry's weak reference
     del step
     gc.collect()
-    assert key not in context_fit._MEASURED
+    assert all(entry[0] is not stored for entry in context_fit._BOUNDS._entries.values())

@@ -143,8 +143,12 @@ def test_every_environment_variable_is_declared_once() -> None:
 
 
 def test_no_cache_is_keyed_by_id() -> None:
+    """Except `PerObject`, whose weak references make a reused address a miss
+    (tests/unit/test_per_object.py)."""
     offenders = []
     for path in sources(*PACKAGES):
+        if path.name == "per_object.py":
+            continue
         for node in ast.walk(parsed(path)):
             if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Call):
                 call = node.slice

@@ -13,6 +13,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from graph.messages import RAW, is_agent_note, kind_of
 from graph.protocols.native import DEFAULT_INSTRUCTIONS
+from graph.support.per_object import PerObject
 
 OBSERVATION = "Observation:"
 
@@ -92,17 +93,33 @@ def text_transcript(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     """
     out: list[BaseMessage] = []
     for message in messages:
-        if isinstance(message, AIMessage):
-            out.append(AIMessage(content=step_as_text(message)))
-        elif isinstance(message, ToolMessage):
-            out.append(HumanMessage(content=f"{OBSERVATION} {message.text}"))
-        elif isinstance(message, SystemMessage):
+        if isinstance(message, SystemMessage):
             continue
-        elif is_agent_note(message) and kind_of(message) != "wrap_up":
-            out.append(HumanMessage(content=f"{OBSERVATION} {message.text}"))
+        if isinstance(message, AIMessage | ToolMessage) or is_agent_note(message):
+            out.append(_RENDERED.get(message, _fingerprint(message), _as_read))
         else:
             out.append(message)
     return out
+
+
+# Each message is rendered once while it lives: every request of a run carries every earlier
+# message again, and building them anew made each step's cost grow with the run.
+_RENDERED: PerObject[BaseMessage] = PerObject()
+
+
+def _fingerprint(message: BaseMessage) -> tuple[int, int, Any]:
+    """What an edit in place would change."""
+    content = message.content
+    calls = message.tool_calls if isinstance(message, AIMessage) else ()
+    return (len(content) if isinstance(content, str | list) else -1, len(calls), kind_of(message))
+
+
+def _as_read(message: BaseMessage) -> BaseMessage:
+    if isinstance(message, AIMessage):
+        return AIMessage(content=step_as_text(message))
+    if isinstance(message, ToolMessage) or kind_of(message) != "wrap_up":
+        return HumanMessage(content=f"{OBSERVATION} {message.text}")
+    return message  # the wrap-up request is the user's turn, as it is
 
 
 def step_as_text(message: AIMessage) -> str:
