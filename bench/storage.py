@@ -186,7 +186,7 @@ def run_store(store: Store, sizes: list[int]) -> tuple[list[dict], list[dict]]:
             results.append(r)
             print(
                 f"{store.name:8} {label:31} N={n:<3} {human_bytes(r['stored_bytes']):>10}  "
-                f"({r['times_raw']:.1f}× raw, run {r['run_s']:.2f} s, "
+                f"({r['times_raw']:.2f}× raw, run {r['run_s']:.2f} s, "
                 f"history {r['history_s'] * 1000:.0f} ms)",
                 flush=True,
             )

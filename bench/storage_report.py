@@ -27,7 +27,7 @@ def growth_exponent(points: dict[int, int]) -> float | None:
 
 
 def times_raw(stored: float, n: int) -> str:
-    return f"{stored / (n * OBSERVATION_CHARS):.1f}×"
+    return f"{stored / (n * OBSERVATION_CHARS):.2f}×"
 
 
 def main_table(by_key: dict[Key, dict[str, Any]], savers: list[str], sizes: list[int]) -> str:
