@@ -28,11 +28,6 @@ def to_act(state: RouteState | AgentState) -> list[Send] | Literal["act"]:
     return [Send("act", payload) for payload in payloads]
 
 
-def tool_tasks(state: RouteState | AgentState) -> list[Send]:
-    """One `act` task per call of the last step that has no observation yet."""
-    return [Send("act", payload) for payload in pending_calls(state)]
-
-
 def pending_calls(state: RouteState | AgentState) -> list[ActInput]:
     """What act needs for each call of the last step that has no observation yet: the call,
     the protocol, the run's approval policy, the review step's seal, and for a call the model's
