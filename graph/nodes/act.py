@@ -113,8 +113,17 @@ def _node(b: Bindings, ctx: AgentContext, payload: ActInput, tools: dict[str, Ba
     """The ToolNode for this run's tools and layers: the run's approval middleware (it applies
     a reviewer's edit and tells the model), then the user's tool wrappers, outermost first."""
     policy = tuple(sorted({*ctx.approve, *(payload.get("approve") or [])}))
-    approvals = approval_middleware(policy, list(tools.values()), ctx.approval_mode)
-    layers = [*([approvals] if approvals else []), *tool_layers(b.middleware)]
+
+    def make() -> Any:  # once per key: not at every call
+        approvals = approval_middleware(policy, list(tools.values()), ctx.approval_mode)
+        layers = [*([approvals] if approvals else []), *tool_layers(b.middleware)]
+        return tool_node(
+            list(tools.values()),
+            ctx.tool_timeout,
+            [layer.wrap_tool_call for layer in layers],
+            [layer.awrap_tool_call for layer in layers],
+        )
+
     key = (
         tuple(tools),
         tuple(map(id, tools.values())),
@@ -122,15 +131,7 @@ def _node(b: Bindings, ctx: AgentContext, payload: ActInput, tools: dict[str, Ba
         ctx.approval_mode,
         ctx.tool_timeout,
     )
-    return b.tool_nodes.get(
-        key,
-        lambda: tool_node(
-            list(tools.values()),
-            ctx.tool_timeout,
-            [layer.wrap_tool_call for layer in layers],
-            [layer.awrap_tool_call for layer in layers],
-        ),
-    )
+    return b.tool_nodes.get(key, make)
 
 
 def _before(
