@@ -30,13 +30,8 @@ def publish(text: str) -> str:
     return f"published {text}"
 
 
-@pytest.fixture(autouse=True)
-def _clear() -> None:
-    ran.clear()
-
-
-@pytest.mark.parametrize("protocol", ["native", "text"])
-@pytest.mark.parametrize(
+# each decision on `publish({"text": "hi"})`, and what then ran
+DECISIONS = pytest.mark.parametrize(
     ("decision", "expected"),
     [
         ({"type": "approve"}, ["hi"]),
@@ -45,6 +40,15 @@ def _clear() -> None:
     ],
     ids=["approve", "edit", "reject"],
 )
+
+
+@pytest.fixture(autouse=True)
+def _clear() -> None:
+    ran.clear()
+
+
+@pytest.mark.parametrize("protocol", ["native", "text"])
+@DECISIONS
 def test_a_thread_paused_for_approval_by_the_last_release_resumes(
     tmp_path: Path, protocol: str, decision: dict, expected: list[str]
 ) -> None:
@@ -78,15 +82,7 @@ BEFORE_EDGE = STORED.with_name("v0.3-before-act-edge.sqlite")
 
 
 @pytest.mark.parametrize("thread", ["paused-native", "paused-text", "per-call-native"])
-@pytest.mark.parametrize(
-    ("decision", "expected"),
-    [
-        ({"type": "approve"}, ["hi"]),
-        ({"type": "edit", "edited_action": {"name": "publish", "args": {"text": "new"}}}, ["new"]),
-        ({"type": "reject", "message": "not now"}, []),
-    ],
-    ids=["approve", "edit", "reject"],
-)
+@DECISIONS
 def test_a_thread_paused_before_the_act_edge_resumes(
     tmp_path: Path, thread: str, decision: dict, expected: list[str]
 ) -> None:
