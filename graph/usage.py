@@ -23,6 +23,11 @@ class InlineUsageHandler(UsageMetadataCallbackHandler):
 
     run_inline = True
 
+    def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
+        """Nothing to do when a call starts (usage is read when it ends). LangChain's handlers
+        leave this out, and then a chat model call turns every message of the request into
+        text for `on_llm_start`: the whole conversation again, at every step."""
+
 
 # One variable, registered once. `get_usage_metadata_callback()` registers a new configure
 # hook on every call and never removes it, so a long-lived process would configure callbacks
