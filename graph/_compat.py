@@ -13,6 +13,10 @@
   per iteration), and a plain function as a router runs in a worker thread after every node in
   async runs. `create_agent` builds its nodes and routers as LangGraph's `RunnableCallable`
   with `trace=False`; so do we (`untraced`).
+* `ToolNode` takes one call with the state to inject as a `ToolCallWithContext` dict (the
+  payload `create_agent`'s `Send` used to carry; LangGraph calls it internal). Given a bare list
+  of calls instead, it reads the state again by copying every channel of the graph: act already
+  holds the state when it is reached by an edge, so it hands it over (`tool_input`).
 """
 
 from __future__ import annotations
@@ -45,6 +49,14 @@ def compiled_as(compiled: CompiledStateGraph, kind: type[G]) -> G:
     """The compiled graph as an instance of `kind`, a subclass that adds checks only."""
     fields = {k: v for k, v in vars(compiled).items() if k != "__orig_class__"}
     return kind(**fields)
+
+
+def tool_input(call: dict[str, Any], state: dict[str, Any] | None) -> Any:
+    """ToolNode's input for one call: with the state act read (injected into the tools that
+    ask for it), or, without one, the bare call (ToolNode reads the state itself)."""
+    if state is None:
+        return [call]
+    return {"__type": "tool_call_with_context", "tool_call": call, "state": state}
 
 
 def untraced(func: Any, afunc: Any, name: str) -> Runnable:

@@ -130,8 +130,8 @@ def build_graph(
     )
     builder.add_node("think", both(*make_think(b), name="think"))
     builder.add_node("review", both(*make_review(b), name="review"))
-    # a Send's payload (ActInput) or, for a step of one call, the state it is read from
-    builder.add_node("act", both(*make_act(b), name="act"), input_schema=RouteState)
+    # a Send's payload (ActInput) or, for a step of one call, the state (handed to the tools)
+    builder.add_node("act", both(*make_act(b), name="act"))
     builder.add_node("observe", both(make_observe(b), name="observe"))
     builder.add_node("finish", both(make_finish(b), name="finish"))
     hooks = {hook: with_hook(wares, hook) for hook in NODE_HOOKS}

@@ -21,6 +21,7 @@ from langgraph.runtime import get_runtime
 from langgraph.types import Command
 
 from graph import messages as m
+from graph._compat import tool_input
 from graph.middleware.approval_seal import sealed
 from graph.middleware.approvals import approval_middleware, needs_approval
 from graph.middleware.chain import tool_layers
@@ -28,43 +29,56 @@ from graph.nodes.bindings import Bindings
 from graph.nodes.tasks import pending_calls
 from graph.protocols.text.prompts import truncate
 from graph.settings import AgentContext
-from graph.state import ActInput, RouteState
+from graph.state import ActInput
 from graph.support.blocking import run_sync
 from graph.tooling.execution import async_only, outputs, tool_node
 
 
 def make_act(b: Bindings) -> tuple[Any, Any]:
-    def act_one(payload: ActInput, config: RunnableConfig) -> Any:
+    def act_one(payload: ActInput, config: RunnableConfig, state: Any) -> Any:
         task = Task(b, payload, config)
         if task.refused is not None:
             return task.refused
+        given = tool_input(task.call, state)
         if async_only(task.tools.get(task.call["name"])):  # an async-only tool, sync run
-            return task.written(run_sync(lambda: task.node.ainvoke([task.call], config)))
-        return task.written(task.node.invoke([task.call], config))
+            return task.written(run_sync(lambda: task.node.ainvoke(given, config)))
+        return task.written(task.node.invoke(given, config))
 
-    async def aact_one(payload: ActInput, config: RunnableConfig, ctx: AgentContext) -> Any:
+    async def aact_one(
+        payload: ActInput, config: RunnableConfig, ctx: AgentContext, state: Any
+    ) -> Any:
         task = Task(b, payload, config, ctx)
         if task.refused is not None:
             return task.refused
-        return task.written(await task.node.ainvoke([task.call], config))
+        return task.written(await task.node.ainvoke(tool_input(task.call, state), config))
 
-    def act(given: ActInput | RouteState, config: RunnableConfig) -> Any:
-        return _joined([act_one(payload, config) for payload in _payloads(given)])
+    def act(given: ActInput | dict[str, Any], config: RunnableConfig) -> Any:
+        state = _state(given)
+        return _joined([act_one(payload, config, state) for payload in _payloads(given)])
 
-    async def aact(given: ActInput | RouteState, config: RunnableConfig) -> Any:
-        ctx = b.context(get_runtime().context)
+    async def aact(given: ActInput | dict[str, Any], config: RunnableConfig) -> Any:
+        ctx = b.context(get_runtime().context, read_env=False)
         await b.atools(ctx)  # a resume may start here
-        return _joined([await aact_one(payload, config, ctx) for payload in _payloads(given)])
+        state = _state(given)
+        return _joined(
+            [await aact_one(payload, config, ctx, state) for payload in _payloads(given)]
+        )
 
     return act, aact
 
 
-def _payloads(given: ActInput | RouteState) -> list[ActInput]:
+def _payloads(given: ActInput | dict[str, Any]) -> list[ActInput]:
     """The calls this task runs: the one a `Send` carried, or, reached by an edge (a step of
     one call, a `Command(goto="act")`), each call of the last step that has no observation."""
     if "call" in given:
         return [given]  # type: ignore[list-item]
     return pending_calls(given)  # type: ignore[arg-type]
+
+
+def _state(given: ActInput | dict[str, Any]) -> dict[str, Any] | None:
+    """The graph state act was given (reached by an edge), or None for a `Send`'s payload:
+    the ToolNode then reads the state itself, for the tools that have it injected."""
+    return None if "call" in given else given  # type: ignore[return-value]
 
 
 def _joined(updates: list[Any]) -> Any:
@@ -101,7 +115,7 @@ class Task:
 
 
 def _setup(b: Bindings, ctx: AgentContext | None) -> tuple[AgentContext, dict[str, BaseTool]]:
-    ctx = ctx or b.context(get_runtime().context)
+    ctx = ctx or b.context(get_runtime().context, read_env=False)
     return ctx, {tool.name: tool for tool in b.tools(ctx)}
 
 
