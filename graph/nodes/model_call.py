@@ -3,7 +3,8 @@
 A per-read timeout is not a deadline: a server that trickles a byte every half second, or
 streams without end, keeps a run alive forever. The call is streamed under one total deadline
 (connect, every read, the whole stream) and stops reading once the reply passes the length cap.
-The sync form waits for a reader thread with the same deadline.
+The sync form breaks a blocked read with a timer signal in the main thread, and elsewhere waits
+for a reader thread with the same deadline.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import concurrent.futures
 import contextvars
 import threading
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 from langchain_core.messages import (
@@ -25,6 +27,7 @@ from langchain_core.messages import (
 from langchain_core.messages.ai import add_ai_message_chunks
 from langchain_core.runnables import Runnable, RunnableConfig
 
+from graph.support import alarm
 from graph.support.workers import DaemonWorkers
 
 
@@ -97,25 +100,39 @@ def call_model(
     timeout: float,
     max_chars: int,
 ) -> AIMessage:
-    """The sync form: the stream is read on a thread of its own and waited for with the
-    deadline (a sync HTTP client cannot be interrupted mid-read, so the run stops waiting at the
-    deadline and the reader stops at its next chunk)."""
+    """The sync form. A sync HTTP client cannot be interrupted mid-read, so the deadline needs
+    help: in the main thread a timer signal breaks the read (`graph.support.alarm`, no thread
+    hand-off at every step); elsewhere the stream is read on a thread of its own and waited for
+    with the deadline (the run stops waiting, the reader stops at its next chunk)."""
+    if alarm.available():
+        try:
+            with alarm.deadline(timeout):
+                return as_message(_read(runnable, messages, config, max_chars))
+        except alarm.Expired:
+            raise TimeoutError(f"no complete reply within {timeout:g} s") from None
     stop = threading.Event()
-
-    def read() -> Any:
-        buffer = ReplyBuffer(max_chars)
-        for chunk in runnable.stream(list(messages), config):
-            if stop.is_set():
-                break
-            buffer.add(chunk)
-        return buffer.reply
-
+    read = partial(_read, runnable, messages, config, max_chars, stop)
     future = _READERS.submit(contextvars.copy_context().run, read)
     try:
         return as_message(future.result(timeout))
     except concurrent.futures.TimeoutError:
         stop.set()
         raise TimeoutError(f"no complete reply within {timeout:g} s") from None
+
+
+def _read(
+    runnable: Runnable,
+    messages: Sequence[BaseMessage],
+    config: RunnableConfig | None,
+    max_chars: int,
+    stop: threading.Event | None = None,
+) -> Any:
+    buffer = ReplyBuffer(max_chars)
+    for chunk in runnable.stream(list(messages), config):
+        if stop is not None and stop.is_set():
+            break
+        buffer.add(chunk)
+    return buffer.reply
 
 
 _READERS = DaemonWorkers("model-reader")

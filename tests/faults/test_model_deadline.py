@@ -4,8 +4,10 @@ A per-read timeout is not a deadline: an endpoint that trickles a byte every 0.3
 content chunks without end, answers every read in time and would keep a run alive forever. The
 agent runs with the real ChatOpenAI client against `MisbehavingModel` (a local server speaking
 just enough of OpenAI's streaming to do that) and `model_timeout=2`; each run must end with
-status `error` and the timeout or too-long sentence, in the sync (`invoke`) and async
-(`ainvoke`) forms, and the thread must stay resumable once the endpoint is healthy again.
+status `error` and the timeout or too-long sentence, in the sync (`invoke`: in the main thread,
+where a timer signal breaks the read, and in a worker thread, where a reader thread is waited
+for) and async (`ainvoke`) forms, and the thread must stay resumable once the endpoint is
+healthy again.
 
 Bounds are functional: a run that honours no deadline never ends, so `BOUND` (well above
 `model_timeout`, generous for a loaded machine) separates the two without timing anything tight.
@@ -46,7 +48,7 @@ KINDS = {
 QUESTION = {"messages": [("user", "What is 17 * 23?")]}
 
 
-@pytest.fixture(params=["sync", "async"])
+@pytest.fixture(params=["sync", "sync-worker", "async"])
 def form(request: pytest.FixtureRequest) -> str:
     return request.param
 
@@ -72,13 +74,16 @@ def timed_run(graph: Any, form: str, inputs: Any, config: dict) -> tuple[dict, f
     started = time.monotonic()
     if form == "sync":
         out = graph.invoke(inputs, config)
+    elif form == "sync-worker":  # not the main thread: no timer signal, a reader thread
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as worker:
+            out = worker.submit(graph.invoke, inputs, config).result()
     else:
         out = asyncio.run(graph.ainvoke(inputs, config))
     return out, time.monotonic() - started
 
 
 def resume_target(graph: Any, form: str, config: dict) -> dict | None:
-    if form == "sync":
+    if form.startswith("sync"):
         return resume_config(graph, config)
     return asyncio.run(aresume_config(graph, config))
 
