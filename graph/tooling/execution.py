@@ -153,7 +153,8 @@ def abounded(timeout: float, names: Sequence[str]) -> AsyncWrapper:
         fitted = _fitted(request, names)
         if isinstance(fitted, ToolMessage):
             return fitted
-        return await asyncio.wait_for(execute(fitted), timeout)
+        async with asyncio.timeout(timeout):  # in this task: no task of its own per call
+            return await execute(fitted)
 
     return bound
 
