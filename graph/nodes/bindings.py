@@ -64,20 +64,22 @@ class Bindings:
         # after_model hooks), after think (after_model and after_agent hooks), at the close
         self.step_hooks = self.after_think_hooks = self.closing_hooks = 0
         self._contexts = LRU(64)
+        self._env: frozenset[tuple[str, str | None]] | None = None  # as last read
         self._bound = LRU(64)
         self._tools = LRU(16)
         self.tool_nodes = LRU(32)  # a ToolNode per tool set and approval policy
 
-    def context(self, run_context: Any) -> AgentContext:
+    def context(self, run_context: Any, *, read_env: bool = True) -> AgentContext:
         """The run's settings, resolved and validated once per distinct run context (raises
         ConfigError with one sentence), with the embedded model's own bounds filled in: every
-        node of a run sees this same object. The caller's own context fields are set aside."""
-        run_context = settings_part(run_context, self.caller_fields)
+        node of a run sees this same object. The caller's own context fields are set aside.
 
-        # the settings' variables that are set: a set intersection reads the environment once
-        # (a lookup per variable raises KeyError for each unset one: 3x slower, and this runs
-        # in every node)
-        env = frozenset((n, os.environ.get(n)) for n in _ENV_NAMES.intersection(os.environ))
+        The nodes that start an iteration or a resume (think, review) read the environment;
+        the ones that follow in the same iteration (`read_env=False`: act, its router,
+        observe, finish) take the settings as it was last read, instead of reading every
+        variable again at every node."""
+        run_context = settings_part(run_context, self.caller_fields)
+        env = self._env if not read_env and self._env is not None else self._read_env()
         if run_context is None:  # most runs: no context, nothing to serialize
             key: Hashable = ("none", env)
         elif isinstance(run_context, AgentContext):
@@ -92,6 +94,12 @@ class Bindings:
                 )
             ),
         )
+
+    def _read_env(self) -> frozenset[tuple[str, str | None]]:
+        """The settings' variables that are set: a set intersection reads the environment once
+        (a lookup per variable raises KeyError for each unset one: 3x slower)."""
+        self._env = frozenset((n, os.environ.get(n)) for n in _ENV_NAMES.intersection(os.environ))
+        return self._env
 
     def tools(self, ctx: AgentContext) -> list[BaseTool]:
         """The run's tools, loaded once per selection (MCP servers start on the first load)."""

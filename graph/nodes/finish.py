@@ -25,7 +25,7 @@ STUCK_AFTER = 3  # identical iterations in a row that end a run
 def make_finish(b: Bindings) -> Any:
     def finish(state: AgentState) -> dict[str, Any]:
         try:
-            ctx = b.context(get_runtime().context)
+            ctx = b.context(get_runtime().context, read_env=False)
         except ConfigError:  # already reported by think as the run's error
             ctx = AgentContext()
         closing = closing_update(state, ctx, state.get("messages") or [])

@@ -65,7 +65,14 @@ def rendered(b: Bindings, plan: Plan, request: ModelRequest) -> tuple[Runnable, 
     """The model as bound for this request, and the messages in the protocol's form."""
     tools = [t for t in request.tools if isinstance(t, BaseTool)]
     system = request.system_message.text if request.system_message is not None else None
-    messages = protocols.request_messages(plan.protocol, request.messages, tools, system)
+    given = request.messages
+    # the conversation as think built it, unless a middleware gave another
+    prepared = (
+        plan.request is not None
+        and given is plan.request.messages
+        and len(given) == (plan.conversation_size)
+    )
+    messages = protocols.request_messages(plan.protocol, given, tools, system, prepared=prepared)
     same = (
         request.model is b.chat_model(plan.ctx)
         and [t.name for t in tools] == [t.name for t in plan.tools]
@@ -90,10 +97,19 @@ def rendered(b: Bindings, plan: Plan, request: ModelRequest) -> tuple[Runnable, 
     return runnable, messages
 
 
+def refused(reply: AIMessage) -> bool:
+    """Whether the provider reported a refusal (a standard `refusal` content block). Plain text
+    from a model that names no provider has no blocks to translate: building them at every
+    step would find only the text and the calls."""
+    if isinstance(reply.content, str) and not reply.response_metadata.get("model_provider"):
+        return False
+    return any(block.get("type") == "refusal" for block in reply.content_blocks)
+
+
 def read_reply(plan: Plan, reply: AIMessage, request: ModelRequest) -> AIMessage:
     """The reply as the step the conversation stores: tool calls to run, the answer, or an
     unusable reply marked with why."""
-    if any(block.get("type") == "refusal" for block in reply.content_blocks):
+    if refused(reply):
         return m.marked(reply, **{m.PROTOCOL: plan.protocol})  # for the middleware to see
     tools = [t for t in request.tools if isinstance(t, BaseTool)]
     decision = protocols.decide(plan.protocol, reply, tools)
@@ -109,11 +125,12 @@ def read_reply(plan: Plan, reply: AIMessage, request: ModelRequest) -> AIMessage
         return _stored(reply, plan, decision.text, [], meta)
     if isinstance(decision, protocols.Act):
         calls = _fitted(decision.calls, plan.tools) if plan.protocol == "text" else decision.calls
+        meta[m.STEP] = plan.steps + 1  # numbered here, in the one copy (think checks it)
         if decision.note:
             meta[m.NOTE] = decision.note
         # no kind mark: a step is known by its shape (tool calls), and every step stores it
         return _stored(reply, plan, decision.thought, calls, meta)
-    meta.update({m.MARK: "invalid", m.ERROR: decision.error})
+    meta.update({m.MARK: "invalid", m.ERROR: decision.error, m.STEP: plan.steps + 1})
     content = reply.text if plan.protocol == "native" else meta[m.RAW]
     return _stored(reply, plan, content, None, meta)
 
@@ -123,17 +140,19 @@ def _stored(
 ) -> AIMessage:
     """The reply as the conversation keeps it, under an id of its own (a model that returns the
     same message object twice must not overwrite the earlier step)."""
-    if not reply.id or reply.id in plan.known_ids:
-        reply = reply.model_copy(update={"id": f"lc_{uuid.uuid4()}"})
-    if plan.protocol == "native" and calls is not None:
-        return m.marked(reply.model_copy(update={"tool_calls": calls} if calls else {}), **meta)
-    if plan.protocol == "native":
-        return m.marked(reply, **meta)
+    own_id = reply.id if reply.id and reply.id not in plan.known_ids else f"lc_{uuid.uuid4()}"
+    if plan.protocol == "native":  # one copy: the id, the calls as fitted, the marks
+        update: dict[str, Any] = {"response_metadata": {**reply.response_metadata, **meta}}
+        if own_id != reply.id:
+            update["id"] = own_id
+        if calls:
+            update["tool_calls"] = calls
+        return reply.model_copy(update=update)
     return _without_derivable_text(
         AIMessage(
             content=content,
             tool_calls=calls or [],
-            id=reply.id,
+            id=own_id,
             usage_metadata=reply.usage_metadata,
             response_metadata={**reply.response_metadata, **meta},
         )

@@ -34,7 +34,7 @@ WRAP_UP = 2  # think, finish
 
 def make_observe(b: Bindings) -> Any:
     def observe(state: AgentState) -> dict[str, Any]:
-        return assess(b, b.context(get_runtime().context), state, tell=True) or {}
+        return assess(b, b.context(get_runtime().context, read_env=False), state, tell=True) or {}
 
     return observe
 
@@ -46,7 +46,7 @@ def make_route_after_act(b: Bindings, loop_entry: str) -> Any:
         if calls > 1:  # this act task saw its own result only
             return "observe"
         # the runtime LangGraph hands a router: none in `update_state(..., as_node="act")`
-        ctx = b.context(runtime.context if runtime is not None else None)
+        ctx = b.context(runtime.context if runtime is not None else None, read_env=False)
         return "observe" if assess(b, ctx, state) else loop_entry
 
     return route_after_act
@@ -120,7 +120,9 @@ def repeated_steps(messages: list[BaseMessage], most: int = STUCK_AFTER) -> int:
     """How many steps in a row, ending with the last, made the same calls with the same
     results (at most `most`; 0 when the last step made no call). Derived from the messages,
     so it needs no bookkeeping and stops at the question that started the run."""
-    signatures: list[str] = []
+    steps = 0
+    first: tuple[AIMessage, list[ToolMessage]] | None = None
+    signature: str | None = None  # the last step's, hashed only once another step may match
     results: list[ToolMessage] = []
     last: AIMessage | None = None
     for message in reversed(messages):
@@ -132,15 +134,19 @@ def repeated_steps(messages: list[BaseMessage], most: int = STUCK_AFTER) -> int:
             if not message.tool_calls:
                 break
             if last is not None and _other_calls(message, last):  # no need to hash results
-                return len(signatures)
+                return steps
+            if first is None:
+                first = (message, results)
+            else:
+                signature = signature or call_signature(*first)
+                if call_signature(message, results) != signature:
+                    return steps
+            steps += 1
             last = message
-            signatures.append(call_signature(message, results))
             results = []
-            if len(signatures) > 1 and signatures[-1] != signatures[0]:
-                return len(signatures) - 1
-            if len(signatures) == most:
+            if steps == most:
                 break
-    return len(signatures)
+    return steps
 
 
 def _other_calls(step: AIMessage, later: AIMessage) -> bool:

@@ -15,18 +15,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain.agents.middleware import ModelRequest
-from langchain_core.messages import BaseMessage, SystemMessage
+from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable
 from langgraph.graph.message import add_messages
 from langgraph.runtime import get_runtime
 
-from graph import messages as m
 from graph.models import factory
 from graph.nodes.bindings import Bindings
 from graph.nodes.finish import closing_update
 from graph.nodes.model_call import ReplyTooLong
 from graph.nodes.turn import new_turn
-from graph.protocols import tool_results_after_calls
+from graph.protocols import conversation, system_message
 from graph.protocols.native import DEFAULT_INSTRUCTIONS
 from graph.redaction import redact
 from graph.settings import AgentContext
@@ -56,6 +55,7 @@ class Plan:
     done: bool = False
     known_ids: frozenset[str] = frozenset()
     steps: int = 0  # steps the model already took in this run
+    conversation_size: int = 0  # the request's messages as built (an append in place shows)
 
 
 def prepare(b: Bindings, state: AgentState) -> Plan:
@@ -91,8 +91,9 @@ def prepare(b: Bindings, state: AgentState) -> Plan:
     if list(run.get("approve") or []) != approve:  # rides along: a resume keeps the policy
         plan.update["run"] = {**plan.update.get("run", {}), "approve": approve}
     in_run = run_messages(view, run.get("question_id"))
-    conversation = tool_results_after_calls([x for x in view if m.kind_of(x) != "error"])
+    messages = conversation(view)
     plan.protocol, plan.tools, plan.wrap_up, plan.local = chosen, tools, wrap_up, local
+    plan.conversation_size = len(messages)
     plan.known_ids = frozenset(x.id for x in view if x.id)
     plan.steps = steps_taken(in_run, run)
     plan.quotes = b.quotes(ctx, chosen, local, latest_observations(in_run))
@@ -101,8 +102,8 @@ def prepare(b: Bindings, state: AgentState) -> Plan:
     seen["run"] = {**run, **plan.update.get("run", {})}  # the bookkeeping as this step sees it
     plan.request = ModelRequest(  # the loop policies (graph/policies) shape it in the chain
         model=model,
-        messages=conversation,
-        system_message=SystemMessage(content=ctx.system_prompt or DEFAULT_INSTRUCTIONS),
+        messages=messages,
+        system_message=system_message(ctx.system_prompt or DEFAULT_INSTRUCTIONS),
         tools=list(tools),
         state=seen,
         runtime=runtime,

@@ -75,7 +75,7 @@ def make_think(b: Bindings) -> tuple[Any, Any]:
 async def _load_tools(b: Bindings) -> None:
     """Load the run's tools off the loop first, so `prepare` finds them cached."""
     with contextlib.suppress(ValueError, ImportError, RuntimeError):  # prepare reports it
-        ctx = b.context(get_runtime().context)
+        ctx = b.context(get_runtime().context, read_env=False)
         await b.atools(ctx)
         if set(ctx.approve) - {"*"}:  # the registry, for the approvals check
             await asyncio.to_thread(b.approvable, ctx)
@@ -133,6 +133,8 @@ def _changed(plan: Plan, **fields: Any) -> dict[str, Any]:
 
 
 def _numbered(messages: list[BaseMessage], step: AIMessage, number: int) -> list[BaseMessage]:
+    if step.response_metadata.get(m.STEP) == number:  # read_reply numbered it already
+        return messages
     numbered = step.model_copy(
         update={"response_metadata": {**step.response_metadata, m.STEP: number}}
     )

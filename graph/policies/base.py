@@ -27,7 +27,7 @@ class LoopPolicy(AgentMiddleware):
         self.bindings = bindings
 
     def settings(self, request: ModelRequest) -> AgentContext:
-        return RUN_SETTINGS.get() or self.bindings.context(request.runtime.context)
+        return RUN_SETTINGS.get() or self.bindings.context(request.runtime.context, read_env=False)
 
     @staticmethod
     def run(request: ModelRequest) -> dict[str, Any]:

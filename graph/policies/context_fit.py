@@ -18,6 +18,7 @@ from typing import Any
 
 from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.tools import BaseTool
 
 from graph import messages as m
 from graph.policies.base import LoopPolicy
@@ -48,14 +49,10 @@ def most_tokens(messages: Sequence[BaseMessage]) -> int:
     Each message is measured once while it lives (`graph.support.per_object`): a run's
     requests share every earlier message, and measuring them again made each step's cost grow
     with the run."""
-    return sum(_most_tokens_of(message) for message in messages)
+    return sum(_BOUNDS.each(messages, _content_length, _bound))
 
 
 _BOUNDS: PerObject[int] = PerObject()
-
-
-def _most_tokens_of(message: BaseMessage) -> int:
-    return _BOUNDS.get(message, _content_length(message), _bound)
 
 
 def _content_length(message: BaseMessage) -> int:
@@ -68,6 +65,18 @@ def _bound(message: BaseMessage) -> int:
     if isinstance(message, AIMessage) and message.tool_calls:
         size += len(json.dumps(message.tool_calls, ensure_ascii=False, default=str))
     return PER_MESSAGE + size * 4 // 3 + 1
+
+
+def _schema_tokens(tool: Any) -> int:
+    """A tool's arguments schema in tokens, measured once while the tool lives (`tool.args`
+    builds the JSON schema anew at every read)."""
+    if not isinstance(tool, BaseTool):
+        return estimated_tokens([tool])  # a provider tool given as a dict
+    mark = (tool.name, id(getattr(tool, "args_schema", None)))
+    return _SCHEMAS.get(tool, mark, lambda t: estimated_tokens([t.args]))
+
+
+_SCHEMAS: PerObject[int] = PerObject()
 
 
 def units(messages: Sequence[BaseMessage]) -> list[list[BaseMessage]]:
@@ -119,7 +128,7 @@ class ContextFit(LoopPolicy):
         reply = ctx.max_tokens or min(1024, window // 8)
         fixed = estimated_tokens(
             [request.system_message.text if request.system_message else ""]
-        ) + estimated_tokens([getattr(t, "args", {}) for t in request.tools])
+        ) + sum(map(_schema_tokens, request.tools))
         budget = int(window * ctx.context_share) - reply - fixed
         if most_tokens(request.messages) <= budget or estimated_tokens(request.messages) <= budget:
             return request

@@ -20,6 +20,7 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langgraph.constants import TAG_NOSTREAM
 
+from graph.lru import LRU
 from graph.messages import kind_of, new_call_id
 from graph.protocols.decisions import Act, Answer, Decision, Invalid
 from graph.protocols.native import decide_native, native_system_prompt
@@ -28,7 +29,17 @@ from graph.protocols.text.reader import parse_react
 
 STOP = [OBSERVATION]
 
-__all__ = ["STOP", "Act", "Answer", "Decision", "Invalid", "bind", "decide", "request_messages"]
+__all__ = [
+    "STOP",
+    "Act",
+    "Answer",
+    "Decision",
+    "Invalid",
+    "bind",
+    "decide",
+    "request_messages",
+    "system_message",
+]
 
 
 def bind(
@@ -56,16 +67,31 @@ def request_messages(
     messages: Sequence[BaseMessage],
     tools: Sequence[BaseTool],
     instructions: str | None,
+    *,
+    prepared: bool = False,
 ) -> list[BaseMessage]:
     """System prompt plus the conversation in the form this protocol's model reads (a run's
-    error, said to the user in the conversation, is not the model's to read)."""
-    ordered = tool_results_after_calls([x for x in messages if kind_of(x) != "error"])
+    error, said to the user in the conversation, is not the model's to read). `prepared`:
+    the messages are already so (`conversation`), as think built them."""
+    ordered = list(messages) if prepared else conversation(messages)
     if protocol == "native":
-        return [SystemMessage(content=native_system_prompt(instructions)), *ordered]
-    return [
-        SystemMessage(content=text_system_prompt(tools, instructions)),
-        *text_transcript(ordered),
-    ]
+        return [system_message(native_system_prompt(instructions)), *ordered]
+    return [system_message(text_system_prompt(tools, instructions)), *text_transcript(ordered)]
+
+
+def system_message(text: str) -> SystemMessage:
+    """The system message for this text, built once while it is in use (a request carries the
+    same prompt at every step). Shared, so never changed in place: a middleware replaces it
+    (`request.override(system_message=...)`), as LangChain's do."""
+    return _SYSTEM.get(text, lambda: SystemMessage(content=text))
+
+
+_SYSTEM = LRU(32)
+
+
+def conversation(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """The messages a model reads: no run errors, each tool result after its call."""
+    return tool_results_after_calls([x for x in messages if kind_of(x) != "error"])
 
 
 def tool_results_after_calls(messages: Sequence[BaseMessage]) -> list[BaseMessage]:

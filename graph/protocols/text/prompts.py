@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from graph.messages import RAW, is_agent_note, kind_of
+from graph.messages import MARK, RAW, is_agent_note, kind_of
 from graph.protocols.native import DEFAULT_INSTRUCTIONS
 from graph.support.per_object import PerObject
 
@@ -46,11 +46,24 @@ def tool_spec(tool: BaseTool) -> dict[str, Any]:
 
 
 def render_tool(tool: BaseTool) -> str:
+    """The tool's line in the system prompt, rendered once while the tool lives (the schema
+    is converted again otherwise at every step); a new name, description or schema object
+    renders it again."""
+    if not isinstance(tool, BaseTool):
+        return _tool_line(tool)
+    schema = getattr(tool, "args_schema", None)
+    return _TOOL_LINES.get(tool, (tool.name, tool.description, id(schema)), _tool_line)
+
+
+def _tool_line(tool: BaseTool) -> str:
     spec = tool_spec(tool)
     params = json.dumps(spec.get("parameters", {}), ensure_ascii=False, separators=(", ", ": "))
     return (
         f"- {spec['name']}: {spec.get('description', '').strip()}\n  Action Input schema: {params}"
     )
+
+
+_TOOL_LINES: PerObject[str] = PerObject()
 
 
 def text_system_prompt(tools: Sequence[BaseTool], instructions: str | None = None) -> str:
@@ -91,27 +104,29 @@ def text_transcript(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     results and the agent's corrections come back as `Observation:` messages; answers get their
     `Final Answer:` label back so the model keeps the format across turns.
     """
-    out: list[BaseMessage] = []
-    for message in messages:
-        if isinstance(message, SystemMessage):
-            continue
-        if isinstance(message, AIMessage | ToolMessage) or is_agent_note(message):
-            out.append(_RENDERED.get(message, _fingerprint(message), _as_read))
-        else:
-            out.append(message)
-    return out
+    kept = [x for x in messages if not isinstance(x, SystemMessage)]
+    rendered = _RENDERED.each(kept, _fingerprint, _as_sent)
+    return [x if r is None else r for x, r in zip(kept, rendered, strict=True)]
 
 
 # Each message is rendered once while it lives: every request of a run carries every earlier
 # message again, and building them anew made each step's cost grow with the run.
-_RENDERED: PerObject[BaseMessage] = PerObject()
+_RENDERED: PerObject[BaseMessage | None] = PerObject()
 
 
 def _fingerprint(message: BaseMessage) -> tuple[int, int, Any]:
     """What an edit in place would change."""
     content = message.content
     calls = message.tool_calls if isinstance(message, AIMessage) else ()
-    return (len(content) if isinstance(content, str | list) else -1, len(calls), kind_of(message))
+    return (len(content), len(calls), message.response_metadata.get(MARK))
+
+
+def _as_sent(message: BaseMessage) -> BaseMessage | None:
+    """The message as the text protocol sends it; None for the user's own words, sent as they
+    are (kept as None: an entry holding the message itself would keep it alive for good)."""
+    if isinstance(message, AIMessage | ToolMessage) or is_agent_note(message):
+        return _as_read(message)
+    return None
 
 
 def _as_read(message: BaseMessage) -> BaseMessage:
