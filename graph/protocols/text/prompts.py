@@ -105,20 +105,21 @@ def text_transcript(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     `Final Answer:` label back so the model keeps the format across turns.
     """
     kept = [x for x in messages if not isinstance(x, SystemMessage)]
-    rendered = _RENDERED.each(kept, _fingerprint, _as_sent)
+    marks = [  # what an edit in place changes
+        (
+            len(x.content),
+            len(x.tool_calls) if isinstance(x, AIMessage) else -1,
+            x.response_metadata.get(MARK),
+        )
+        for x in kept
+    ]
+    rendered = _RENDERED.each(kept, marks, _as_sent)
     return [x if r is None else r for x, r in zip(kept, rendered, strict=True)]
 
 
 # Each message is rendered once while it lives: every request of a run carries every earlier
 # message again, and building them anew made each step's cost grow with the run.
 _RENDERED: PerObject[BaseMessage | None] = PerObject()
-
-
-def _fingerprint(message: BaseMessage) -> tuple[int, int, Any]:
-    """What an edit in place would change."""
-    content = message.content
-    calls = message.tool_calls if isinstance(message, AIMessage) else ()
-    return (len(content), len(calls), message.response_metadata.get(MARK))
 
 
 def _as_sent(message: BaseMessage) -> BaseMessage | None:
