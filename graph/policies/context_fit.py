@@ -22,7 +22,7 @@ from langchain_core.tools import BaseTool
 
 from graph import messages as m
 from graph.policies.base import LoopPolicy
-from graph.support.per_object import PerObject
+from graph.support.per_object import CONTENT, PerObject
 
 DEFAULT_WINDOW = 8192  # when neither the setting nor the model's profile gives one
 PER_MESSAGE = 6  # role and framing tokens of one message
@@ -49,7 +49,7 @@ def most_tokens(messages: Sequence[BaseMessage]) -> int:
     Each message is measured once while it lives (`graph.support.per_object`): a run's
     requests share every earlier message, and measuring them again made each step's cost grow
     with the run."""
-    sizes = [len(x.content) for x in messages]  # what an edit in place changes
+    sizes = list(map(len, map(CONTENT, messages)))  # what an edit in place changes
     return sum(_BOUNDS.each(messages, sizes, _bound))
 
 

@@ -4,11 +4,13 @@ messages (a request carries every earlier message of the run again).
 Messages are pydantic models: unhashable, and two equal messages are still two objects. So the
 cache is keyed by the object's identity, with a weak reference that tells a live object from a
 new one at a reused address and drops the entry when the object goes; a caller's fingerprint
-(cheap facts such as the content's length) catches an edit made in place.
+(cheap facts such as the content's length) catches an edit made in place. `each` also keeps the
+last list it was given, so a list that grew at its end costs the new objects only.
 """
 
 from __future__ import annotations
 
+import operator
 import weakref
 from collections.abc import Callable, Hashable, Sequence
 from functools import partial
@@ -16,10 +18,16 @@ from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
+# a message's content and metadata, read by `map` (fingerprints built in C, not in a loop)
+CONTENT = operator.attrgetter("content")
+METADATA = operator.attrgetter("response_metadata")
+
 
 class PerObject(Generic[T]):
     def __init__(self) -> None:
         self._entries: dict[int, tuple[weakref.ref, Hashable, T]] = {}
+        # the last list `each` was asked for (held, so no address in it is reused meanwhile)
+        self._last: tuple[list[Any], list[Hashable], list[T]] = ([], [], [])
 
     def get(self, obj: Any, fingerprint: Hashable, compute: Callable[[Any], T]) -> T:
         key = id(obj)
@@ -33,9 +41,28 @@ class PerObject(Generic[T]):
     def each(
         self, objects: Sequence[Any], marks: Sequence[Hashable], compute: Callable[[Any], T]
     ) -> list[T]:
-        """`get` for every object with its fingerprint, in one loop: a request carries every
-        earlier message of the run, and this runs at every step (the caller builds the
-        fingerprints in one comprehension, cheaper than a call per object)."""
+        """`get` for every object with its fingerprint. A run's requests grow at their end, so
+        the last list asked for is kept: when the new one starts with those very objects and
+        the same fingerprints (compared in C, not object by object in Python), their values
+        are reused and only the rest is looked up (the caller builds the fingerprints with
+        `map`, for the same reason)."""
+        seen, seen_marks, seen_values = self._last
+        known = len(seen)
+        if (
+            known
+            and len(objects) >= known
+            and all(map(operator.is_, seen, objects))
+            and seen_marks == marks[:known]
+        ):
+            values = seen_values + self._looked_up(objects[known:], marks[known:], compute)
+        else:
+            values = self._looked_up(objects, marks, compute)
+        self._last = (list(objects), list(marks), values)  # one assignment: threads see either
+        return values
+
+    def _looked_up(
+        self, objects: Sequence[Any], marks: Sequence[Hashable], compute: Callable[[Any], T]
+    ) -> list[T]:
         entries = self._entries
         out: list[T] = []
         for obj, mark in zip(objects, marks, strict=True):

@@ -26,5 +26,29 @@ def test_a_tool_call_counts_and_a_message_that_died_is_forgotten() -> None:
     assert step in context_fit._BOUNDS
     stored = context_fit._BOUNDS._entries[id(step)][0]  # the entry's weak reference
     del step
+    most_tokens([])  # the last request is held until the next one (its prefix is reused)
     gc.collect()
     assert all(entry[0] is not stored for entry in context_fit._BOUNDS._entries.values())
+
+
+def test_a_request_that_grew_at_its_end_is_measured_for_its_new_messages_only() -> None:
+    measured: list[int] = []
+    older = [HumanMessage("q"), AIMessage("a" * 10), HumanMessage("b" * 20)]
+    original = context_fit._bound
+
+    def counting(message):  # type: ignore[no-untyped-def]
+        measured.append(len(message.content))
+        return original(message)
+
+    context_fit._BOUNDS._entries.clear()
+    try:
+        context_fit._bound = counting
+        first = most_tokens(older)
+        grown = [*older, HumanMessage("c" * 40)]
+        assert most_tokens(grown) == first + most_tokens([grown[-1]])
+        assert measured == [1, 10, 20, 40]  # each message once
+        older[1].content = "a" * 500  # an edit in place, in the reused prefix
+        assert most_tokens(grown) > first + most_tokens([grown[-1]])
+        assert measured[-1] == 500
+    finally:
+        context_fit._bound = original

@@ -4,6 +4,7 @@ model gets when its reply could not be parsed, and the text-protocol view of a c
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,7 +14,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from graph.messages import MARK, RAW, is_agent_note, kind_of
 from graph.protocols.native import DEFAULT_INSTRUCTIONS
-from graph.support.per_object import PerObject
+from graph.support.per_object import CONTENT, METADATA, PerObject
 
 OBSERVATION = "Observation:"
 
@@ -105,14 +106,8 @@ def text_transcript(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     `Final Answer:` label back so the model keeps the format across turns.
     """
     kept = [x for x in messages if not isinstance(x, SystemMessage)]
-    marks = [  # what an edit in place changes
-        (
-            len(x.content),
-            len(x.tool_calls) if isinstance(x, AIMessage) else -1,
-            x.response_metadata.get(MARK),
-        )
-        for x in kept
-    ]
+    # what an edit in place changes: the content's length, the agent's mark
+    marks = list(zip(map(len, map(CONTENT, kept)), map(_MARK_OF, map(METADATA, kept)), strict=True))
     rendered = _RENDERED.each(kept, marks, _as_sent)
     return [x if r is None else r for x, r in zip(kept, rendered, strict=True)]
 
@@ -120,6 +115,7 @@ def text_transcript(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
 # Each message is rendered once while it lives: every request of a run carries every earlier
 # message again, and building them anew made each step's cost grow with the run.
 _RENDERED: PerObject[BaseMessage | None] = PerObject()
+_MARK_OF = operator.methodcaller("get", MARK)
 
 
 def _as_sent(message: BaseMessage) -> BaseMessage | None:
