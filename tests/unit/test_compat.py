@@ -1,17 +1,21 @@
 """Upgrade canaries for graph/_compat.py, the one module that leans on other packages'
-internals: if a LangChain or LangGraph release moves either, these fail loudly here instead of
-every jump, or every input check, silently stopping to work."""
+internals: if a LangChain or LangGraph release moves any of them, these fail loudly here instead
+of every jump, every input check or every tool's injected state silently stopping to work."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, before_model, hook_config
+from langchain_core.messages import ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import tool
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.prebuilt import InjectedState, ToolNode
 from typing_extensions import TypedDict
 
-from graph._compat import compiled_as, declared_jumps
+from graph._compat import compiled_as, declared_jumps, tool_input
 
 
 def test_declared_jumps_are_read_from_langchains_decorators() -> None:
@@ -117,3 +121,39 @@ def test_an_untraced_router_runs_on_the_event_loop_thread() -> None:
     builder.add_conditional_edges("inc", untraced(route, None, "route"), [END])
     assert asyncio.run(builder.compile().ainvoke({"n": 1})) == {"n": 2}
     assert threads == [threading.current_thread().name]
+
+
+class Chat(TypedDict):
+    messages: list
+    note: str
+
+
+def test_a_tool_call_with_the_state_reaches_injected_tools_without_a_second_read() -> None:
+    """`tool_input` hands the ToolNode the state act read: a tool with `InjectedState` gets
+    exactly that, and the node never reads the graph's channels again (it would copy each)."""
+
+    @tool
+    def echo(word: str, state: Annotated[dict, InjectedState]) -> str:
+        """Echo the word and the state's note."""
+        return f"{word} {state['note']}"
+
+    reads: list[Any] = []
+
+    def act(state: Chat, config: RunnableConfig) -> dict:
+        config["configurable"]["__pregel_read"] = lambda *a, **k: reads.append(a) or {}
+        call = {"name": "echo", "args": {"word": "hi"}, "id": "c1", "type": "tool_call"}
+        out = ToolNode([echo]).invoke(tool_input(call, state), config)
+        return {"messages": out["messages"] if isinstance(out, dict) else out}
+
+    builder = StateGraph(Chat)
+    builder.add_node("act", act)
+    builder.add_edge(START, "act")
+    builder.add_edge("act", END)
+    result = builder.compile().invoke({"messages": [], "note": "from the state"})
+    (message,) = [m for m in result["messages"] if isinstance(m, ToolMessage)]
+    assert message.content == "hi from the state"
+    assert reads == []
+    bare = ToolNode([echo])._parse_input(
+        tool_input({"name": "echo", "args": {}, "id": "c", "type": "tool_call"}, None)
+    )
+    assert bare[1] == "tool_calls"  # without a state: the bare call, and the node reads it
