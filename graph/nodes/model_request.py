@@ -148,24 +148,24 @@ def _stored(
         if calls:
             update["tool_calls"] = calls
         return reply.model_copy(update=update)
-    return _without_derivable_text(
-        AIMessage(
-            content=content,
-            tool_calls=calls or [],
-            id=own_id,
-            usage_metadata=reply.usage_metadata,
-            response_metadata={**reply.response_metadata, **meta},
-        )
+    raw = meta.pop(m.RAW, None)
+    bare = AIMessage(
+        content=content,
+        tool_calls=calls or [],
+        id=own_id,
+        usage_metadata=reply.usage_metadata,
+        response_metadata={**reply.response_metadata, **meta},
     )
+    return _with_text_if_not_derivable(bare, raw)
 
 
-def _without_derivable_text(message: AIMessage) -> AIMessage:
+def _with_text_if_not_derivable(bare: AIMessage, raw: str | None) -> AIMessage:
     """A text step keeps the model's own text only where rendering the stored step gives
     something else (`step_as_text`): a well-formed step renders back to exactly what the model
     wrote, and keeping it twice would store every step's text again in the conversation."""
-    meta = {k: v for k, v in message.response_metadata.items() if k != m.RAW}
-    bare = message.model_copy(update={"response_metadata": meta})
-    return bare if step_as_text(bare) == message.response_metadata.get(m.RAW) else message
+    if raw is None or step_as_text(bare) == raw:
+        return bare
+    return bare.model_copy(update={"response_metadata": {**bare.response_metadata, m.RAW: raw}})
 
 
 def _fitted(calls: list[dict[str, Any]], tools: list[Any]) -> list[dict[str, Any]]:
