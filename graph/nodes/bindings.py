@@ -76,7 +76,7 @@ class Bindings:
 
         The nodes that start an iteration or a resume (think, review) read the environment;
         the ones that follow in the same iteration (`read_env=False`: act, its router,
-        observe, finish) take the settings as it was last read, instead of reading every
+        observe, finish) take the environment as it was last read, instead of reading every
         variable again at every node."""
         run_context = settings_part(run_context, self.caller_fields)
         env = self._env if not read_env and self._env is not None else self._read_env()
