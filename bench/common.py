@@ -80,6 +80,21 @@ def build_create_agent(
     return create_agent(model, list(tools), checkpointer=checkpointer)
 
 
+def build_agent(kind: str, protocol: str, iterations: int, checkpointer: Any = None) -> Any:
+    """One of the compared agents (`prebuilt`, `create_agent`, `ours`) with the benchmarks'
+    instant model scripted for `iterations` tool steps and the `fetch` tool."""
+    from bench.doubles import BenchModel, fetch_tool, loop_policy
+
+    model = BenchModel(loop_policy(iterations, protocol))
+    if kind == "prebuilt":
+        return build_prebuilt(model, [fetch_tool()], checkpointer=checkpointer)
+    if kind == "create_agent":
+        return build_create_agent(model, [fetch_tool()], checkpointer=checkpointer)
+    return build_ours(
+        model, [fetch_tool()], protocol=protocol, checkpointer=checkpointer, iterations=iterations
+    )
+
+
 def run_config(agent_kind: str, thread_id: str | None = None) -> dict[str, Any]:
     config: dict[str, Any] = {"configurable": {"thread_id": thread_id or new_thread()}}
     if agent_kind in FOREIGN:

@@ -27,8 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import build_create_agent, build_ours, check_run, inputs, run_config
-from bench.doubles import BenchModel, fetch_tool, loop_policy
+from bench.common import build_agent, check_run, inputs, run_config
 from bench.report import ratio, table, write_json
 
 # (agent kind, protocol, saver)
@@ -47,14 +46,7 @@ def child(kind: str, protocol: str, saver: str, iterations: int, runs: int) -> N
 
         path = Path(tempfile.mkdtemp(prefix="bench-instructions-")) / "threads.sqlite"
         checkpointer = SqliteSaver(sqlite3.connect(path, check_same_thread=False))
-    model = BenchModel(loop_policy(iterations, protocol))
-    if kind == "create_agent":
-        agent = build_create_agent(model, [fetch_tool()], checkpointer=checkpointer)
-    else:
-        agent = build_ours(
-            model, [fetch_tool()], protocol=protocol, checkpointer=checkpointer,
-            iterations=iterations,
-        )  # fmt: skip
+    agent = build_agent(kind, protocol, iterations, checkpointer)
     for _ in range(2):
         check_run(agent.invoke(inputs(), run_config(kind)), kind, iterations)
     _counting("on")

@@ -32,9 +32,7 @@ from langchain_core.messages import HumanMessage
 
 from bench.common import (
     QUESTION,
-    build_create_agent,
-    build_ours,
-    build_prebuilt,
+    build_agent,
     check_run,
     inputs,
     run_config,
@@ -101,17 +99,6 @@ class Runner:
             self.loop.close()
 
 
-def build(kind: str, protocol: str, iterations: int, checkpointer: Any) -> Any:
-    model = BenchModel(loop_policy(iterations, protocol))
-    if kind == "prebuilt":
-        return build_prebuilt(model, [fetch_tool()], checkpointer=checkpointer)
-    if kind == "create_agent":
-        return build_create_agent(model, [fetch_tool()], checkpointer=checkpointer)
-    return build_ours(
-        model, [fetch_tool()], protocol=protocol, checkpointer=checkpointer, iterations=iterations
-    )
-
-
 def floor_variant(iterations: int) -> Callable[[], Any]:
     """The model and tool calls alone, no graph: what neither agent can avoid."""
     model = BenchModel(loop_policy(iterations)).bind_tools([fetch_tool()])
@@ -138,7 +125,9 @@ def benchmark(args: argparse.Namespace) -> None:
             for saver in ("none", "sqlite"):
                 for label, kind, protocol in AGENTS:
                     name = f"{label} {protocol} · {saver}"
-                    agent = build(kind, protocol, n, runner.saver(saver, name.replace(" ", "_")))
+                    agent = build_agent(
+                        kind, protocol, n, runner.saver(saver, name.replace(" ", "_"))
+                    )
                     variants[name] = runner.variant(agent, kind, n)
                     meta[name] = {"agent": label, "protocol": protocol, "saver": saver}
             if args.mode == "sync":
@@ -233,7 +222,9 @@ def profile(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="bench-profile-") as tmp:
         runner = Runner(args.mode, Path(tmp))
         try:
-            agent = build("ours", args.protocol, n, runner.saver(args.profile_saver, "profile"))
+            agent = build_agent(
+                "ours", args.protocol, n, runner.saver(args.profile_saver, "profile")
+            )
             run = runner.variant(agent, "ours", n)
             run()  # warm-up: bindings, caches, the saver's tables
             profiler = cProfile.Profile()
