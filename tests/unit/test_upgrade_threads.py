@@ -47,14 +47,24 @@ def _clear() -> None:
     ran.clear()
 
 
+def stored_copy(fixture: Path, tmp_path: Path) -> Path:
+    """A copy of a stored release's threads, so a test never writes to the fixture."""
+    store = tmp_path / "old.sqlite"
+    shutil.copy(fixture, store)
+    return store
+
+
+def final_answer(protocol: str) -> str:
+    return "done" if protocol == "native" else "Thought: ok\nFinal Answer: done"
+
+
 @pytest.mark.parametrize("protocol", ["native", "text"])
 @DECISIONS
 def test_a_thread_paused_for_approval_by_the_last_release_resumes(
     tmp_path: Path, protocol: str, decision: dict, expected: list[str]
 ) -> None:
-    store = tmp_path / "old.sqlite"
-    shutil.copy(STORED, store)
-    final = "done" if protocol == "native" else "Thought: ok\nFinal Answer: done"
+    store = stored_copy(STORED, tmp_path)
+    final = final_answer(protocol)
     config = {"configurable": {"thread_id": f"paused-{protocol}"}}
     with SqliteSaver.from_conn_string(str(store)) as saver:
         agent = build_graph(
@@ -86,10 +96,9 @@ BEFORE_EDGE = STORED.with_name("v0.3-before-act-edge.sqlite")
 def test_a_thread_paused_before_the_act_edge_resumes(
     tmp_path: Path, thread: str, decision: dict, expected: list[str]
 ) -> None:
-    store = tmp_path / "old.sqlite"
-    shutil.copy(BEFORE_EDGE, store)
+    store = stored_copy(BEFORE_EDGE, tmp_path)
     protocol = "text" if thread.endswith("text") else "native"
-    final = "done" if protocol == "native" else "Thought: ok\nFinal Answer: done"
+    final = final_answer(protocol)
     config = {"configurable": {"thread_id": thread}}
     mode = "per_call" if thread.startswith("per-call") else "batched"
     with SqliteSaver.from_conn_string(str(store)) as saver:
@@ -112,8 +121,7 @@ def test_a_thread_paused_before_the_act_edge_resumes(
 
 
 def test_a_finished_thread_from_before_the_act_edge_goes_on(tmp_path: Path) -> None:
-    store = tmp_path / "old.sqlite"
-    shutil.copy(BEFORE_EDGE, store)
+    store = stored_copy(BEFORE_EDGE, tmp_path)
     config = {"configurable": {"thread_id": "finished-native"}}
     script = [calls(tool_call("publish", {"text": "c"})), "done again"]
     with SqliteSaver.from_conn_string(str(store)) as saver:
