@@ -6,11 +6,15 @@ count for the same code and inputs whatever else the machine does: what changed 
 shows, and nothing else. It does not see the kernel's side (system calls, switching threads)
 or memory stalls, so read it beside `overhead.py`'s CPU times, not instead of them.
 
-Each variant runs in a child process under `valgrind --tool=callgrind`, with counting switched
-on (`callgrind_control`) only around the measured runs, after two warm-up runs.
+Each variant runs in child processes under `valgrind --tool=callgrind`, with counting switched
+on (`callgrind_control`) only around the measured runs, after two warm-up runs. One child per
+hash seed (`PYTHONHASHSEED` = 0, 1, ...), and the mean is reported: string hashing decides the
+order of sets and dicts, which decides some of the work (one variant moved by 0.26 M
+instructions per iteration from one random seed to another), so a single seed can be lucky
+for one agent and not for the other; the spread over the seeds is reported beside the mean.
 
-    uv run python bench/instructions.py                  # N=20, 3 runs per variant, ~4 min
-    uv run python bench/instructions.py --quick          # N=5, 1 run
+    uv run python bench/instructions.py                  # N=20, 4 seeds x 2 runs, ~7 min
+    uv run python bench/instructions.py --quick          # N=5, 1 seed, 1 run
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import os
 import re
 import shutil
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -59,13 +64,18 @@ def _counting(state: str) -> None:
     subprocess.run(["callgrind_control", "-i", state, str(os.getpid())], capture_output=True)
 
 
-def count(variant: tuple[str, str, str], iterations: int, runs: int) -> float:
-    """Instructions per iteration of one variant (millions)."""
+def count(variant: tuple[str, str, str], iterations: int, runs: int, seeds: int) -> list[float]:
+    """Instructions per iteration of one variant (millions), one count per hash seed."""
+    return [count_one(variant, iterations, runs, seed) for seed in range(seeds)]
+
+
+def count_one(variant: tuple[str, str, str], iterations: int, runs: int, seed: int) -> float:
     command = [
         "valgrind", "--tool=callgrind", "--instr-atstart=no", "--callgrind-out-file=/dev/null",
         sys.executable, __file__, "--child", *variant, str(iterations), str(runs),
     ]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    env = {**os.environ, "PYTHONHASHSEED": str(seed)}
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     found = re.search(r"Collected\s*:\s*([\d,]+)", done.stderr)
     if done.returncode != 0 or found is None:
         raise RuntimeError(f"{' '.join(variant)}: valgrind failed:\n{done.stderr[-2000:]}")
@@ -75,8 +85,9 @@ def count(variant: tuple[str, str, str], iterations: int, runs: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", "-n", type=int, default=20)
-    parser.add_argument("--runs", "-r", type=int, default=3)
-    parser.add_argument("--quick", action="store_true", help="N=5, 1 run")
+    parser.add_argument("--runs", "-r", type=int, default=2, help="measured runs per child")
+    parser.add_argument("--seeds", "-s", type=int, default=4, help="children (hash seeds)")
+    parser.add_argument("--quick", action="store_true", help="N=5, 1 seed, 1 run")
     parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -86,22 +97,38 @@ def main() -> None:
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
         sys.exit("valgrind (with callgrind_control) is not installed here.")
     if args.quick:
-        args.iterations, args.runs = 5, 1
-    print(f"instructions: N={args.iterations}, {args.runs} runs per variant, sync invoke")
-    counts = {v: count(v, args.iterations, args.runs) for v in VARIANTS}
+        args.iterations, args.runs, args.seeds = 5, 1, 1
+    print(
+        f"instructions: N={args.iterations}, {args.seeds} hash seeds x {args.runs} runs per "
+        "variant, sync invoke"
+    )
+    counts = {v: count(v, args.iterations, args.runs, args.seeds) for v in VARIANTS}
+    means = {v: statistics.fmean(c) for v, c in counts.items()}
     rows = []
-    for variant, millions in counts.items():
+    for variant, millions in means.items():
         kind, protocol, saver = variant
-        anchor = counts[("create_agent", "native", saver)]
-        rows.append([f"{kind} {protocol} · {saver}", f"{millions:.3f}", ratio(millions / anchor)])
+        spread = max(counts[variant]) - min(counts[variant])
+        anchor = means[("create_agent", "native", saver)]
+        rows.append(
+            [
+                f"{kind} {protocol} · {saver}",
+                f"{millions:.3f}",
+                f"{spread:.3f}",
+                ratio(millions / anchor),
+            ]
+        )
     print()
-    print(table(["agent · saver", "M instructions / iter", "vs create_agent"], rows))
+    print(
+        table(["agent · saver", "M instructions / iter", "spread (seeds)", "vs create_agent"], rows)
+    )
     write_json(
         "instructions",
         {
             "iterations": args.iterations,
             "runs": args.runs,
-            "millions_per_iteration": {" ".join(v): c for v, c in counts.items()},
+            "seeds": args.seeds,
+            "millions_per_iteration": {" ".join(v): means[v] for v in counts},
+            "per_seed": {" ".join(v): c for v, c in counts.items()},
         },
     )
 
