@@ -3,10 +3,13 @@
 1. No text makes it raise, with or without tools, and every result is well formed.
 2. Any action written in our own prompt format (the transcript renders earlier tool calls as
    `Thought:` / `Action:` / `Action Input: <json>`) reads back to the same tool and input.
+3. The shortcut for the prompt's own shape (`canonical`) reads every reply it takes exactly as
+   the full reading does, and it takes the plain ones.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -15,8 +18,10 @@ from langchain_core.messages import AIMessage
 from langchain_core.tools import StructuredTool
 
 from graph.protocols.text.actions import FINAL_NAMES, NO_TOOL, key
+from graph.protocols.text.canonical import canonical_action
 from graph.protocols.text.prompts import text_transcript
-from graph.protocols.text.reader import ReactStep, parse_react
+from graph.protocols.text.reader import ReactStep, parse_react, read_in_full
+from graph.protocols.text.toolset import Toolset
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -102,3 +107,59 @@ def test_own_format_reads_back(thought: str, name: str, args: dict[str, Any]) ->
     assert (step.kind, step.tool, step.tool_input) == ("action", name, args), reply
     with_tools = parse_react(reply, [make_tool(name, args), make_tool(name + "_other", {})])
     assert (with_tools.kind, with_tools.tool, with_tools.tool_input) == ("action", name, args)
+
+
+# thoughts from any characters, plain words, and label and markup fragments
+thoughts = (
+    one_line
+    | react_like.map(lambda text: text.replace("\n", " "))
+    | st.from_regex(r"[A-Za-z0-9][A-Za-z0-9 .,'!?_()-]{0,40}", fullmatch=True)
+)
+typed_tools = st.sampled_from(["integer", "number", "string", "boolean", "array", "object"])
+
+
+@SETTINGS
+@given(
+    thought=thoughts,
+    name=tool_names | st.sampled_from(["none", "Final_Answer", "search.call", "a"]),
+    written=st.sampled_from(["same", "upper", "other"]),
+    args=arguments | st.sampled_from([{"index": "7"}, {"index": 7.0}, {"Action": "x: y"}]),
+    schema_type=typed_tools,
+    required=st.booleans(),
+    layout=st.sampled_from(
+        [("", "\n", ""), ("", "\n", "\n\n "), ("  ", "\n\n", ""), ("", "\n", " x")]
+    ),
+    ascii_only=st.booleans(),
+)
+def test_shortcut_reads_as_the_full_reading(
+    thought: str,
+    name: str,
+    written: str,
+    args: dict[str, Any],
+    schema_type: str,
+    required: bool,
+    layout: tuple[str, str, str],
+    ascii_only: bool,
+) -> None:
+    properties = {p: {"type": schema_type} for p in [*args, "index"]}
+    schema = {"type": "object", "properties": properties, "required": ["index"] if required else []}
+    tool = StructuredTool(name=name, description="d", args_schema=schema, func=lambda **_: "")
+    shown = {"same": name, "upper": name.upper(), "other": name + "x"}[written]
+    lead, gap, tail = layout
+    text = (
+        f"{lead}Thought: {thought}{gap}Action: {shown}\n"
+        f"Action Input: {json.dumps(args, ensure_ascii=ascii_only)}{tail}"
+    )
+    assert parse_react(text, [tool]) == read_in_full(text, [tool]), text
+
+
+@SETTINGS
+@given(
+    thought=st.from_regex(r"[A-Za-z0-9][A-Za-z0-9 .,'!?_()-]{0,40}", fullmatch=True),
+    name=tool_names,
+    args=arguments.filter(lambda args: "<" not in json.dumps(args)),  # `<` is read in full
+)
+def test_shortcut_takes_plain_replies(thought: str, name: str, args: dict[str, Any]) -> None:
+    text = f"Thought: {thought}\nAction: {name}\nAction Input: {json.dumps(args)}"
+    taken = canonical_action(text, Toolset([make_tool(name, args)]))
+    assert taken is not None and (taken.tool, taken.args) == (name, args), text

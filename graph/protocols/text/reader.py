@@ -4,8 +4,9 @@ Models without function calling write Thought / Action / Action Input / Final An
 replies drift from it: other frameworks' dialects, markdown, Chinese labels, `<think>` blocks,
 invented observations. `labels` finds the labelled sections (one table of spellings, linear
 scan), `actions` reads an Action line, `blobs` and `dialects` read JSON and markup calls,
-`toolset` resolves names and shapes inputs. This module decides what the reply means; each
-error says what was wrong, because it is sent back to the model.
+`toolset` resolves names and shapes inputs; `canonical` recognises the prompt's own shape
+first. This module decides what the reply means; each error says what was wrong, because it is
+sent back to the model.
 
 Rules, one per ambiguous situation (each is tested):
 
@@ -71,6 +72,7 @@ from graph.protocols.text.actions import (
 )
 from graph.protocols.text.arguments import unfence
 from graph.protocols.text.blobs import BlobCall, find_blob, read_value
+from graph.protocols.text.canonical import canonical_action
 from graph.protocols.text.dialects import read_markup, translate_tokens
 from graph.protocols.text.labels import (
     ACTION,
@@ -81,7 +83,7 @@ from graph.protocols.text.labels import (
     unclosed_reasoning,
 )
 from graph.protocols.text.layout import Layout, cut_reply, read_layout
-from graph.protocols.text.toolset import Toolset
+from graph.protocols.text.toolset import Toolset, toolset_of
 from graph.protocols.text.unlabeled import call_line, unwritten_step
 
 __all__ = ["MAX_REPLY", "ReactStep", "clean_reply", "parse_react"]
@@ -116,10 +118,20 @@ def parse_react(text: str, tools: ToolsArg = None) -> ReactStep:
         if len(text) > MAX_REPLY:
             return _error(f"the reply is {len(text):,} characters long; replies over "
                           f"{MAX_REPLY:,} characters are not read")  # fmt: skip
-        toolset = Toolset(tools) if tools is not None else None
+        toolset = toolset_of(tools) if tools is not None else None
+        canonical = canonical_action(text, toolset)
+        if canonical is not None:
+            thought, tool, args, read = canonical
+            return ReactStep("action", thought, tool, args, read=read)
         return _Reply(text, toolset).read()
     except Exception as exc:  # a safety net: the agent must survive any reply
         return _error(f"the reply could not be read ({type(exc).__name__}: {exc})")
+
+
+def read_in_full(text: str, tools: ToolsArg = None) -> ReactStep:
+    """`parse_react` without the shortcut for the prompt's own shape (`canonical`): every
+    rule applied. Tests compare the two."""
+    return _Reply(text, Toolset(tools) if tools is not None else None).read()
 
 
 def clean_reply(text: str, tools: ToolsArg = None) -> str:

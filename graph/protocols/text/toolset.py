@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import operator
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -176,3 +177,26 @@ def _needs(spec: ToolSpec) -> str:
         return f"{spec.name} takes no arguments"
     example = {p: f"<{(s or {}).get('type', 'value')}>" for p, s in spec.properties.items()}
     return f"{spec.name} takes {json.dumps(example, ensure_ascii=False)}"
+
+
+class _LastToolset:
+    """The last toolset built for LangChain tools, reused while the same tool objects come back:
+    every step of a run reads its reply with the same tools, and building the name tables
+    anew was a fifth of reading a well-formed reply. Tools given as dicts or names are built
+    each time (a dict can change in place)."""
+
+    def __init__(self) -> None:
+        self._last: tuple[tuple[Any, ...], Toolset | None] = ((), None)
+
+    def __call__(self, tools: Iterable[BaseTool | str | Mapping[str, Any]]) -> Toolset:
+        tools = tuple(tools)
+        seen, toolset = self._last
+        if toolset is not None and len(seen) == len(tools) and all(map(operator.is_, seen, tools)):
+            return toolset
+        toolset = Toolset(tools)
+        if all(isinstance(t, BaseTool) for t in tools):
+            self._last = (tools, toolset)  # one assignment: threads see either
+        return toolset
+
+
+toolset_of = _LastToolset()
