@@ -25,7 +25,7 @@ from graph.nodes.bindings import Bindings
 from graph.nodes.model_call import acall_model, call_model
 from graph.nodes.plan import Plan, bounds
 from graph.policies.text_fallback import FALLBACK_SETTING, PROTOCOL_SETTING
-from graph.protocols.text.prompts import step_as_text
+from graph.protocols.text.prompts import sent_as, step_as_text
 from graph.tooling.runner import ArgumentsError, coerce_arguments
 
 
@@ -163,9 +163,13 @@ def _with_text_if_not_derivable(bare: AIMessage, raw: str | None) -> AIMessage:
     """A text step keeps the model's own text only where rendering the stored step gives
     something else (`step_as_text`): a well-formed step renders back to exactly what the model
     wrote, and keeping it twice would store every step's text again in the conversation."""
-    if raw is None or step_as_text(bare) == raw:
+    rendered = step_as_text(bare)
+    if raw is None or rendered == raw:
+        sent_as(bare, rendered)
         return bare
-    return bare.model_copy(update={"response_metadata": {**bare.response_metadata, m.RAW: raw}})
+    stored = bare.model_copy(update={"response_metadata": {**bare.response_metadata, m.RAW: raw}})
+    sent_as(stored, raw)
+    return stored
 
 
 def _fitted(calls: list[dict[str, Any]], tools: list[Any]) -> list[dict[str, Any]]:

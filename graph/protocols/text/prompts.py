@@ -12,6 +12,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
+from graph.lru import LRU
 from graph.messages import MARK, RAW, is_agent_note, kind_of
 from graph.protocols.native import DEFAULT_INSTRUCTIONS
 from graph.support.per_object import CONTENT, METADATA, PerObject
@@ -68,11 +69,22 @@ _TOOL_LINES: PerObject[str] = PerObject()
 
 
 def text_system_prompt(tools: Sequence[BaseTool], instructions: str | None = None) -> str:
-    """The text-protocol system prompt: instructions, the tools, the reply format."""
-    tool_list = "\n".join(render_tool(t) for t in tools) or "(no tools: answer directly)"
-    names = ", ".join(t.name for t in tools) or "(none)"
-    body = _TEXT_FORMAT.format(tool_list=tool_list, tool_names=names, observation=OBSERVATION)
+    """The text-protocol system prompt: instructions, the tools, the reply format. Built once
+    for the same tool lines and instructions (every step of a run asks again): the same
+    string object comes back, so the system message cache finds it without hashing it anew."""
+    lines = tuple(render_tool(t) for t in tools)
+    names = tuple(t.name for t in tools)
+    return _PROMPTS.get((lines, names, instructions), lambda: _prompt(lines, names, instructions))
+
+
+def _prompt(lines: tuple[str, ...], names: tuple[str, ...], instructions: str | None) -> str:
+    tool_list = "\n".join(lines) or "(no tools: answer directly)"
+    listed = ", ".join(names) or "(none)"
+    body = _TEXT_FORMAT.format(tool_list=tool_list, tool_names=listed, observation=OBSERVATION)
     return f"{instructions or DEFAULT_INSTRUCTIONS}\n\n{body}"
+
+
+_PROMPTS = LRU(32)
 
 
 def invalid_reply_observation(error: str, tool_names: Sequence[str]) -> str:
@@ -105,11 +117,10 @@ def text_transcript(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     results and the agent's corrections come back as `Observation:` messages; answers get their
     `Final Answer:` label back so the model keeps the format across turns.
     """
-    kept = [x for x in messages if not isinstance(x, SystemMessage)]
-    # what an edit in place changes: the content's length, the agent's mark
-    marks = list(zip(map(len, map(CONTENT, kept)), map(_MARK_OF, map(METADATA, kept)), strict=True))
-    rendered = _RENDERED.each(kept, marks, _as_sent)
-    return [x if r is None else r for x, r in zip(kept, rendered, strict=True)]
+    rendered = _RENDERED.each(messages, _marks(messages), _as_sent)
+    return [
+        x if r is None else r for x, r in zip(messages, rendered, strict=True) if r is not _LEFT_OUT
+    ]
 
 
 # Each message is rendered once while it lives: every request of a run carries every earlier
@@ -118,12 +129,28 @@ _RENDERED: PerObject[BaseMessage | None] = PerObject()
 _MARK_OF = operator.methodcaller("get", MARK)
 
 
+def _marks(messages: Sequence[BaseMessage]) -> list[tuple[int, Any]]:
+    """What an edit in place changes: the content's length, the agent's mark."""
+    return list(
+        zip(map(len, map(CONTENT, messages)), map(_MARK_OF, map(METADATA, messages)), strict=True)
+    )
+
+
+def sent_as(step: AIMessage, text: str) -> None:
+    """Record that this stored step goes back to the model as `text` (`step_as_text`, which
+    the caller has just rendered), so the transcript does not render it again."""
+    _RENDERED.get(step, _marks([step])[0], lambda _: AIMessage(content=text))
+
+
+_LEFT_OUT = SystemMessage(content="")  # rendered as this: not sent (the prompt is the system's)
+
+
 def _as_sent(message: BaseMessage) -> BaseMessage | None:
     """The message as the text protocol sends it; None for the user's own words, sent as they
     are (kept as None: an entry holding the message itself would keep it alive for good)."""
     if isinstance(message, AIMessage | ToolMessage) or is_agent_note(message):
         return _as_read(message)
-    return None
+    return _LEFT_OUT if isinstance(message, SystemMessage) else None
 
 
 def _as_read(message: BaseMessage) -> BaseMessage:
