@@ -18,6 +18,7 @@ does not: a step is known by its tool calls and carries no mark (every step woul
 
 from __future__ import annotations
 
+import random
 import uuid
 from typing import Any, Literal
 
@@ -45,8 +46,10 @@ NoteKind = Literal["invalid", "repeat", "wrap_up", "not_run"]
 
 def new_call_id() -> str:
     """An id for a call the agent read from text: 48 random bits, unique within any thread
-    (each id is stored twice per step, on the call and on its observation)."""
-    return f"call_{uuid.uuid4().hex[:12]}"
+    (each id is stored twice per step, on the call and on its observation). From `random`
+    (seeded from the system at start, and again in a forked child): an id needs no secrecy,
+    and `uuid4` asks the kernel at every step."""
+    return f"call_{random.getrandbits(48):012x}"
 
 
 def agent_note(text: str, kind: NoteKind) -> HumanMessage:
