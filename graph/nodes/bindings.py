@@ -74,10 +74,11 @@ class Bindings:
         ConfigError with one sentence), with the embedded model's own bounds filled in: every
         node of a run sees this same object. The caller's own context fields are set aside.
 
-        The nodes that start an iteration or a resume (think, review) read the environment;
-        the ones that follow in the same iteration (`read_env=False`: act, its router,
-        observe, finish) take the environment as it was last read, instead of reading every
-        variable again at every node."""
+        The environment is read where a turn starts (think at the turn's first step) and
+        where a resume starts (review), and at the first call in this process; every other
+        node (`read_env=False`) takes the environment as it was last read, instead of going
+        through every variable again at every step (that cost grows with the shell's
+        environment, and a run's settings should not change halfway through it)."""
         run_context = settings_part(run_context, self.caller_fields)
         env = self._env if not read_env and self._env is not None else self._read_env()
         if run_context is None:  # most runs: no context, nothing to serialize

@@ -69,7 +69,7 @@ def prepare(b: Bindings, state: AgentState) -> Plan:
     view = add_messages(stored, added) if added else stored  # as stored after this step
     runtime = get_runtime()
     try:
-        ctx = b.context(runtime.context)
+        ctx = b.context(runtime.context, read_env=reset is not None)  # at a turn's start
         tools = b.tools(ctx)
         if set(ctx.approve) - {"*"}:  # an entry naming no tool is a mistake, said at once
             check_approvals(ctx.approve, b.approvable(ctx))
