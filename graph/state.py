@@ -9,9 +9,10 @@ Input is only `messages`; output is the answer, the status, the trace and the co
 `run` is the loop's own bookkeeping for the current run, one channel so a checkpoint carries
 one version entry for it, merged key by key by its reducer.
 
-Every channel's reducer checks what it is given, so a malformed update (from `update_state`,
-Studio, or a `Command`) is refused when it is written, with one sentence, and never reaches
-storage where it would break every later run of the thread.
+Every channel checks what it is given (its reducer, or a `Checked` channel's check), so a
+malformed update (from `update_state`, Studio, or a `Command`) is refused when it is written,
+with one sentence, and never reaches storage where it would break every later run of the
+thread.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage, BaseMessage, convert_to_messages
-from langgraph.channels import DeltaChannel, EphemeralValue, UntrackedValue
+from langgraph.channels import DeltaChannel, EphemeralValue, LastValue, UntrackedValue
 from langgraph.graph.message import add_messages
 from langgraph.managed import RemainingSteps
 from typing_extensions import TypedDict  # pydantic needs it for schemas on Python < 3.12
@@ -252,17 +253,58 @@ class Trace(UntrackedValue):
         return super().update(values)
 
 
+class Checked(LastValue):
+    """The last value written, every write checked first by the subclass's `check` (a bad one
+    raises one sentence); several writes in one step: the last wins. It replaces
+    `Annotated[T, replacing_reducer]` for the output fields: LangGraph copies every channel
+    each time it evaluates a conditional edge, and a `BinaryOperatorAggregate` copy tries to
+    build an empty `T` (for `str | None` by raising and catching an error), twice per
+    iteration per field; a `LastValue` copy is two assignments. It also checks the first
+    write, which a `BinaryOperatorAggregate` takes unchecked."""
+
+    __slots__ = ()
+    check: staticmethod
+
+    def update(self, values: Sequence[Any]) -> bool:
+        if not values:
+            return False
+        for value in values:
+            checked = self.check(None, value)
+        self.value = checked
+        return True
+
+
+class TextValue(Checked):
+    __slots__ = ()
+    check = staticmethod(replace_text)
+
+
+class StatusValue(Checked):
+    __slots__ = ()
+    check = staticmethod(replace_status)
+
+
+class UsageValue(Checked):
+    __slots__ = ()
+    check = staticmethod(replace_usage)
+
+
+class SealsValue(Checked):
+    __slots__ = ()
+    check = staticmethod(replace_seals)
+
+
 class InputState(TypedDict):
     messages: Messages
 
 
 class OutputState(TypedDict, total=False):
     messages: Messages
-    answer: Annotated[str | None, replace_text]
-    status: Annotated[Status | None, replace_status]
-    error: Annotated[str | None, replace_text]
+    answer: Annotated[str | None, TextValue]
+    status: Annotated[Status | None, StatusValue]
+    error: Annotated[str | None, TextValue]
     steps: Annotated[list[Step], Trace(list)]
-    usage: Annotated[Usage | None, replace_usage]  # the run's tokens, every model call summed
+    usage: Annotated[Usage | None, UsageValue]  # the run's tokens, every model call summed
 
 
 class AgentState(OutputState, total=False):
@@ -274,7 +316,7 @@ class AgentState(OutputState, total=False):
     run: Annotated[Run, DeltaChannel(merge_run_batches, snapshot_frequency=RUN_SNAPSHOT_EVERY)]
     remaining_steps: RemainingSteps
     jump_to: Annotated[str | None, EphemeralValue]  # a middleware hook's jump (model, tools, end)
-    approvals: Annotated[dict[str, str], replace_seals]  # seals of the calls a person approved
+    approvals: Annotated[dict[str, str], SealsValue]  # seals of the calls a person approved
 
 
 class ActInput(TypedDict):
@@ -291,8 +333,9 @@ class ActInput(TypedDict):
 
 class RouteState(TypedDict, total=False):
     """What the loop's routers read. LangGraph hands a router the channels its annotation
-    names, so routing after every node copies these few, not the whole state (a middleware's
-    keys included). Plain annotations: the channels are AgentState's."""
+    names, so routing after every node reads these few, not the whole state (a middleware's
+    keys included); it still copies every channel to apply the node's writes first, hence the
+    cheap `Checked` channels. Plain annotations: the channels are AgentState's."""
 
     messages: list[AnyMessage]
     run: Run

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
@@ -65,3 +66,31 @@ def test_a_thread_with_no_run_has_no_status() -> None:
     assert run_status({}) is None
     assert run_status({"messages": []}) is None
     assert run_status({"status": "answered", "run": {"question_id": "q"}}) == "answered"
+
+
+@pytest.mark.parametrize(
+    ("update", "refusal"),
+    [
+        ({"status": "weird"}, "'status' must be one of"),
+        ({"answer": 42}, "'answer' and 'error' must be text or null"),
+        ({"error": ["x"]}, "'answer' and 'error' must be text or null"),
+        ({"approvals": ["x"]}, "'approvals' must map call ids to seals"),
+    ],
+)
+def test_the_first_write_of_a_field_is_checked_too(update: dict[str, Any], refusal: str) -> None:
+    """A run paused for approval has written none of these yet: the first value is checked
+    like any later one (a reducer channel takes its first value unchecked; these fields are
+    `Checked` channels), and nothing is stored."""
+    saver = InMemorySaver()
+    agent = build_graph(
+        model=ScriptedChatModel([calls(tool_call("pay", {"to": "ann"})), "paid"]),
+        tools=[pay],
+        checkpointer=saver,
+        approve=["pay"],
+    )
+    assert agent.invoke({"messages": [("user", "pay ann")]}, cfg("t"))["__interrupt__"]
+    before = agent.get_state(cfg("t"))
+    assert not {"status", "answer", "error"} & set(before.values)
+    with pytest.raises(ValueError, match=refusal):
+        agent.update_state(cfg("t"), update)
+    assert agent.get_state(cfg("t")).values == before.values
