@@ -18,11 +18,18 @@ thread.
 from __future__ import annotations
 
 import contextlib
+import operator
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal, NotRequired
 
-from langchain_core.messages import AnyMessage, BaseMessage, convert_to_messages
+from langchain_core.messages import (
+    AnyMessage,
+    BaseMessage,
+    BaseMessageChunk,
+    RemoveMessage,
+    convert_to_messages,
+)
 from langgraph.channels import DeltaChannel, EphemeralValue, LastValue, UntrackedValue
 from langgraph.graph.message import add_messages
 from langgraph.managed import RemainingSteps
@@ -193,7 +200,26 @@ def add_message_batches(messages: list[AnyMessage], writes: Sequence[Any]) -> li
         if message.id is None:
             seed = f"{len(messages) + offset}:{message.type}:{message.text}"
             message.id = str(uuid.uuid5(uuid.NAMESPACE_URL, seed))
+    if _only_appends(messages, batch):
+        return [*messages, *batch]
     return add_messages(messages, batch)
+
+
+def _only_appends(messages: list[AnyMessage], batch: list[BaseMessage]) -> bool:
+    """Whether `add_messages` would only append the batch: every id new and distinct, nothing
+    to remove, no chunk to convert. Then the result is the two lists joined, without its
+    passes over the whole conversation in Python: LangGraph runs this reducer four times per
+    iteration (each node's write, and each router's fresh copy of the state). The stored
+    list holds no chunks and no message without an id: every write came through here."""
+    ids = [x.id for x in batch]
+    if len(set(ids)) != len(ids) or any(isinstance(x, _NOT_APPENDED) for x in batch):
+        return False
+    known = set(map(_ID, messages))
+    return None not in known and known.isdisjoint(ids)
+
+
+_ID = operator.attrgetter("id")
+_NOT_APPENDED = (RemoveMessage, BaseMessageChunk)
 
 
 def check_messages(value: Any) -> None:
