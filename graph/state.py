@@ -24,10 +24,14 @@ from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import (
+    AIMessage,
     AnyMessage,
     BaseMessage,
     BaseMessageChunk,
+    HumanMessage,
     RemoveMessage,
+    SystemMessage,
+    ToolMessage,
     convert_to_messages,
 )
 from langgraph.channels import DeltaChannel, EphemeralValue, LastValue, UntrackedValue
@@ -209,17 +213,27 @@ def _only_appends(messages: list[AnyMessage], batch: list[BaseMessage]) -> bool:
     """Whether `add_messages` would only append the batch: every id new and distinct, nothing
     to remove, no chunk to convert. Then the result is the two lists joined, without its
     passes over the whole conversation in Python: LangGraph runs this reducer four times per
-    iteration (each node's write, and each router's fresh copy of the state). The stored
-    list holds no chunks and no message without an id: every write came through here."""
+    iteration (each node's write, and each router's fresh copy of the state). The stored list
+    is checked by its few distinct classes (a snapshot may hold dicts, an `Overwrite` anything)
+    and its ids, both read in C."""
     ids = [x.id for x in batch]
     if len(set(ids)) != len(ids) or any(isinstance(x, _NOT_APPENDED) for x in batch):
+        return False
+    others = set(map(type, messages)) - _STANDARD
+    if others and not all(map(_plain, others)):
         return False
     known = set(map(_ID, messages))
     return None not in known and known.isdisjoint(ids)
 
 
+def _plain(kind: type) -> bool:
+    """A message class `add_messages` keeps as it is (no conversion, no chunk to merge)."""
+    return issubclass(kind, BaseMessage) and not issubclass(kind, _NOT_APPENDED)
+
+
 _ID = operator.attrgetter("id")
 _NOT_APPENDED = (RemoveMessage, BaseMessageChunk)
+_STANDARD = frozenset({HumanMessage, AIMessage, ToolMessage, SystemMessage})
 
 
 def check_messages(value: Any) -> None:

@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import (
     AIMessage,
     AIMessageChunk,
-    BaseMessage,
     HumanMessage,
     RemoveMessage,
     ToolMessage,
@@ -20,7 +21,9 @@ from graph.state import add_message_batches
 IDS = [f"m{i}" for i in range(8)]
 
 
-def message(kind: str, message_id: str) -> BaseMessage:
+def message(kind: str, message_id: str) -> Any:
+    if kind == "dict":  # as a snapshot written by the API server may hold it
+        return {"type": "human", "content": f"ask {message_id}", "id": message_id}
     if kind == "human":
         return HumanMessage(content=f"ask {message_id}", id=message_id)
     if kind == "ai":
@@ -33,7 +36,11 @@ def message(kind: str, message_id: str) -> BaseMessage:
 
 
 kinds = st.sampled_from(["human", "ai", "tool"])
-stored = st.lists(st.tuples(kinds, st.sampled_from(IDS)), max_size=6, unique_by=lambda x: x[1])
+stored = st.lists(  # what the channel holds: messages, or anything an Overwrite or a snapshot put
+    st.tuples(kinds | st.sampled_from(["dict", "chunk"]), st.sampled_from(IDS)),
+    max_size=6,
+    unique_by=lambda x: x[1],
+)
 batches = st.lists(
     st.lists(
         st.tuples(
