@@ -9,6 +9,7 @@ or the system prompt changes what is sent.
 
 from __future__ import annotations
 
+import operator
 import os
 import time
 from dataclasses import dataclass, field
@@ -35,6 +36,8 @@ from tools.mcp.approvals import check_approvals
 
 # supersteps after think that still end through finish: review, act, observe, finish
 AFTER_THINK = 4
+_ID = operator.attrgetter("id")
+_NO_ID = frozenset({None, ""})
 
 
 @dataclass
@@ -94,7 +97,7 @@ def prepare(b: Bindings, state: AgentState) -> Plan:
     messages = conversation(view)
     plan.protocol, plan.tools, plan.wrap_up, plan.local = chosen, tools, wrap_up, local
     plan.conversation_size = len(messages)
-    plan.known_ids = frozenset(x.id for x in view if x.id)
+    plan.known_ids = frozenset(map(_ID, view)) - _NO_ID  # read in C: every step, every message
     plan.steps = steps_taken(in_run, run)
     plan.quotes = b.quotes(ctx, chosen, local, latest_observations(in_run))
     plan.runnable = b.bound(ctx, chosen, tools, local, plan.quotes)
