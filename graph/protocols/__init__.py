@@ -15,15 +15,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langgraph.constants import TAG_NOSTREAM
 
 from graph.lru import LRU
-from graph.messages import kind_of, new_call_id
+from graph.messages import new_call_id
 from graph.protocols.decisions import Act, Answer, Decision, Invalid
 from graph.protocols.native import decide_native, native_system_prompt
+from graph.protocols.ordering import Ordering, ordered
 from graph.protocols.text.prompts import OBSERVATION, text_system_prompt, text_transcript
 from graph.protocols.text.reader import parse_react
 
@@ -73,10 +74,10 @@ def request_messages(
     """System prompt plus the conversation in the form this protocol's model reads (a run's
     error, said to the user in the conversation, is not the model's to read). `prepared`:
     the messages are already so (`conversation`), as think built them."""
-    ordered = list(messages) if prepared else conversation(messages)
+    sent = list(messages) if prepared else ordered(messages)
     if protocol == "native":
-        return [system_message(native_system_prompt(instructions)), *ordered]
-    return [system_message(text_system_prompt(tools, instructions)), *text_transcript(ordered)]
+        return [system_message(native_system_prompt(instructions)), *sent]
+    return [system_message(text_system_prompt(tools, instructions)), *text_transcript(sent)]
 
 
 def system_message(text: str) -> SystemMessage:
@@ -90,30 +91,12 @@ _SYSTEM = LRU(32)
 
 
 def conversation(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
-    """The messages a model reads: no run errors, each tool result after its call."""
-    return tool_results_after_calls([x for x in messages if kind_of(x) != "error"])
+    """The messages a model reads: no run errors, each tool result after its call (the last
+    conversation's order reused when this one only grew at its end: `ordering`)."""
+    return _CONVERSATIONS(messages)
 
 
-def tool_results_after_calls(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
-    """Each ToolMessage right after the AIMessage that asked for it, as chat APIs require,
-    even when it was written later (a call answered after the user had moved on)."""
-    results = {x.tool_call_id: x for x in messages if isinstance(x, ToolMessage)}
-    placed: set[str] = set()
-    out: list[BaseMessage] = []
-    for message in messages:
-        if isinstance(message, ToolMessage):
-            if message.tool_call_id not in placed:
-                placed.add(message.tool_call_id)
-                out.append(message)
-            continue
-        out.append(message)
-        if isinstance(message, AIMessage):
-            for call in [*message.tool_calls, *message.invalid_tool_calls]:
-                found = results.get(call.get("id") or "")
-                if found is not None and found.tool_call_id not in placed:
-                    placed.add(found.tool_call_id)
-                    out.append(found)
-    return out
+_CONVERSATIONS = Ordering()
 
 
 def decide(protocol: str, reply: AIMessage, tools: Sequence[BaseTool] = ()) -> Decision:
