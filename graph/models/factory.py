@@ -255,7 +255,9 @@ def _message(exc: BaseException) -> str:
 
 
 def _short(text: str, limit: int = 200) -> str:
-    text = " ".join(text.split())
+    """Another library's message, on one line and without its closing stop: it is quoted
+    inside a sentence of ours (`...: <message>; check ...`)."""
+    text = " ".join(text.split()).rstrip(".")
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

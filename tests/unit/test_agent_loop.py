@@ -475,6 +475,14 @@ def test_model_exception_ends_with_error_and_keeps_state(mode: str) -> None:
     assert [s["observation"] for s in out["steps"]] == ["echo: a"]  # the work so far is kept
 
 
+def test_a_quoted_library_message_does_not_double_the_stop(mode: str) -> None:
+    """httpx ends its own sentence with a stop; quoted inside ours it must not read `.;`."""
+    failure = ConnectionError("Request URL is missing an 'http://' or 'https://' protocol.")
+    model = ScriptedChatModel([failure])
+    out = run(build_graph(model=model, tools=TOOLS, protocol="native"), "go", mode)
+    assert "protocol; check OPENAI_BASE_URL" in out["error"] and ".;" not in out["error"]
+
+
 def test_missing_endpoint_is_one_clear_sentence(mode: str) -> None:
     agent = build_graph(tools=TOOLS)
     out = run(agent, "hi", mode)
