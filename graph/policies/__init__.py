@@ -14,6 +14,9 @@ so a user's middleware sees the request they shaped:
 - `EndpointFallback`: the operator's `fallback_models` take over on a connection error, a
   429 or a 5xx (LangChain's `ModelFallbackMiddleware`, with the agent's rule of when).
 
+The ones that only shape the request (the first five) run as one layer of the chain
+(`base.Shapers`), which is the same as nesting them and cheaper at every model call.
+
 They add no graph nodes and no channels: what they read is the run's bookkeeping (`run`), one
 delta channel, so they cost no checkpoint rows. Counting the iterations, the repeated-call
 guard and the corrections of unusable replies act after the tools ran, a point LangChain's
@@ -33,6 +36,7 @@ if TYPE_CHECKING:
 def loop_policies(b: Bindings) -> list[AgentMiddleware]:
     """The policies, outermost first, for one compiled graph."""
     from graph.policies.answer_budget import AnswerBudget
+    from graph.policies.base import fused
     from graph.policies.context_fit import ContextFit
     from graph.policies.endpoint_fallback import EndpointFallback
     from graph.policies.quoted_answer import QuotedAnswer
@@ -41,13 +45,16 @@ def loop_policies(b: Bindings) -> list[AgentMiddleware]:
     from graph.policies.text_fallback import NativeToTextFallback
     from graph.policies.wrap_up import WrapUp
 
-    return [
-        RunDeadline(b),
-        WrapUp(b),
-        ContextFit(b),
-        AnswerBudget(b),
-        QuotedAnswer(b),
-        *([StructuredAnswer(b, b.response_format)] if b.response_format is not None else []),
-        NativeToTextFallback(b),
-        EndpointFallback(b),
-    ]
+    return fused(
+        b,
+        [
+            RunDeadline(b),
+            WrapUp(b),
+            ContextFit(b),
+            AnswerBudget(b),
+            QuotedAnswer(b),
+            *([StructuredAnswer(b, b.response_format)] if b.response_format is not None else []),
+            NativeToTextFallback(b),
+            EndpointFallback(b),
+        ],
+    )  # the shaping-only ones run as one layer (`base.fused`)
