@@ -19,7 +19,6 @@ does not: a step is known by its tool calls and carries no mark (every step woul
 from __future__ import annotations
 
 import random
-import uuid
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -55,7 +54,7 @@ def new_call_id() -> str:
 def agent_note(text: str, kind: NoteKind) -> HumanMessage:
     """A message from the agent to the model that a person need not see."""
     return HumanMessage(
-        content=text, id=f"{HIDDEN_PREFIX}{uuid.uuid4().hex}", response_metadata={MARK: kind}
+        content=text, id=f"{HIDDEN_PREFIX}{_random_hex()}", response_metadata={MARK: kind}
     )
 
 
@@ -80,11 +79,18 @@ def observation(
     )
 
 
+def _random_hex() -> str:
+    """128 random bits as a uuid's 32 hex digits, from `random` (seeded from the system at
+    start, and again in a forked child): an id needs no secrecy, and `uuid4` asks the kernel,
+    which lets the saver's thread take the interpreter lock in the middle of every step."""
+    return f"{random.getrandbits(128):032x}"
+
+
 def observation_id() -> str:
     """An id that marks a ToolMessage as the agent's own observation at no cost: the same
     length as the uuid it would get anyway, where a metadata flag would be stored with every
     observation."""
-    return f"{OBSERVATION_PREFIX}{uuid.uuid4().hex}"
+    return f"{OBSERVATION_PREFIX}{_random_hex()}"
 
 
 def as_observation(message: ToolMessage) -> ToolMessage:
