@@ -18,6 +18,7 @@ does not: a step is known by its tool calls and carries no mark (every step woul
 
 from __future__ import annotations
 
+import operator
 import random
 from typing import Any, Literal
 
@@ -45,10 +46,8 @@ NoteKind = Literal["invalid", "repeat", "wrap_up", "not_run"]
 
 def new_call_id() -> str:
     """An id for a call the agent read from text: 48 random bits, unique within any thread
-    (each id is stored twice per step, on the call and on its observation). From `random`
-    (seeded from the system at start, and again in a forked child): an id needs no secrecy,
-    and `uuid4` asks the kernel at every step."""
-    return f"call_{random.getrandbits(48):012x}"
+    (each id is stored twice per step, on the call and on its observation)."""
+    return f"call_{_random_hex(48)}"
 
 
 def agent_note(text: str, kind: NoteKind) -> HumanMessage:
@@ -79,11 +78,11 @@ def observation(
     )
 
 
-def _random_hex() -> str:
-    """128 random bits as a uuid's 32 hex digits, from `random` (seeded from the system at
+def _random_hex(bits: int = 128) -> str:
+    """Random bits as hex digits (128: a uuid's 32), from `random` (seeded from the system at
     start, and again in a forked child): an id needs no secrecy, and `uuid4` asks the kernel,
     which lets the saver's thread take the interpreter lock in the middle of every step."""
-    return f"{random.getrandbits(128):032x}"
+    return f"{random.getrandbits(bits):0{bits // 4}x}"
 
 
 def observation_id() -> str:
@@ -113,6 +112,10 @@ def is_our_observation(message: BaseMessage) -> bool:
 
 def kind_of(message: BaseMessage) -> str | None:
     return message.response_metadata.get(MARK)
+
+
+# `kind_of` for `map` over the metadata of many messages (read in C, not in a Python loop)
+MARK_OF = operator.methodcaller("get", MARK)
 
 
 def marked(message: AIMessage, **metadata: Any) -> AIMessage:

@@ -11,23 +11,18 @@ or when an earlier message was marked otherwise in place, it orders the whole li
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 from typing import NamedTuple
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from graph.messages import MARK
-
-_MARK_OF = operator.methodcaller("get", MARK)
-_METADATA = operator.attrgetter("response_metadata")
+from graph.messages import MARK_OF, kind_of
+from graph.support.per_object import METADATA, starts_with
 
 
 def ordered(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     """The whole list ordered: run errors left out, then each result after its call."""
-    return tool_results_after_calls(
-        [x for x in messages if _MARK_OF(x.response_metadata) != "error"]
-    )
+    return tool_results_after_calls([x for x in messages if kind_of(x) != "error"])
 
 
 def tool_results_after_calls(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
@@ -67,16 +62,15 @@ class Ordering:
         self._last: _Ordered | None = None
 
     def __call__(self, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
-        marks = list(map(_MARK_OF, map(_METADATA, messages)))
+        marks = list(map(MARK_OF, map(METADATA, messages)))
         last = self._last
-        if last is not None and len(messages) >= len(last.given):
-            known = len(last.given)
-            if all(map(operator.is_, last.given, messages)) and last.marks == marks[:known]:
-                tail = _tail(last, messages[known:])
-                if tail is not None:
-                    result, call_ids, result_ids = tail
-                    self._remember(messages, marks, last.result + result, call_ids, result_ids)
-                    return self._last.result  # type: ignore[union-attr]
+        known = len(last.given) if last is not None else 0
+        grown = last is not None and starts_with(messages, last.given)
+        tail = _tail(last, messages[known:]) if grown and last.marks == marks[:known] else None
+        if tail is not None:
+            result, call_ids, result_ids = tail
+            self._remember(messages, marks, last.result + result, call_ids, result_ids)
+            return self._last.result  # type: ignore[union-attr]
         result = ordered(messages)
         calls, results = _ids(messages)
         self._remember(messages, marks, result, calls, results)

@@ -23,6 +23,12 @@ CONTENT = operator.attrgetter("content")
 METADATA = operator.attrgetter("response_metadata")
 
 
+def starts_with(objects: Sequence[Any], prefix: Sequence[Any]) -> bool:
+    """Whether `objects` begins with these very objects (identity, compared in C): how the
+    per-step caches tell a list that grew at its end from another."""
+    return len(objects) >= len(prefix) and all(map(operator.is_, prefix, objects))
+
+
 class PerObject(Generic[T]):
     def __init__(self) -> None:
         self._entries: dict[int, tuple[weakref.ref, Hashable, T]] = {}
@@ -48,12 +54,7 @@ class PerObject(Generic[T]):
         `map`, for the same reason)."""
         seen, seen_marks, seen_values = self._last
         known = len(seen)
-        if (
-            known
-            and len(objects) >= known
-            and all(map(operator.is_, seen, objects))
-            and seen_marks == marks[:known]
-        ):
+        if known and starts_with(objects, seen) and seen_marks == marks[:known]:
             values = seen_values + self._looked_up(objects[known:], marks[known:], compute)
         else:
             values = self._looked_up(objects, marks, compute)

@@ -4,7 +4,6 @@ model gets when its reply could not be parsed, and the text-protocol view of a c
 from __future__ import annotations
 
 import json
-import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,7 +12,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from graph.lru import LRU
-from graph.messages import MARK, RAW, is_agent_note, kind_of
+from graph.messages import MARK_OF, RAW, is_agent_note, kind_of
 from graph.protocols.native import DEFAULT_INSTRUCTIONS
 from graph.support.per_object import CONTENT, METADATA, PerObject
 
@@ -126,13 +125,12 @@ def text_transcript(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
 # Each message is rendered once while it lives: every request of a run carries every earlier
 # message again, and building them anew made each step's cost grow with the run.
 _RENDERED: PerObject[BaseMessage | None] = PerObject()
-_MARK_OF = operator.methodcaller("get", MARK)
 
 
 def _marks(messages: Sequence[BaseMessage]) -> list[tuple[int, Any]]:
     """What an edit in place changes: the content's length, the agent's mark."""
     return list(
-        zip(map(len, map(CONTENT, messages)), map(_MARK_OF, map(METADATA, messages)), strict=True)
+        zip(map(len, map(CONTENT, messages)), map(MARK_OF, map(METADATA, messages)), strict=True)
     )
 
 

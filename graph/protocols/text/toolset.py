@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import operator
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -41,6 +40,7 @@ from graph.protocols.text.arguments import (
     unwrap,
 )
 from graph.protocols.text.blobs import MISSING
+from graph.support.per_object import starts_with
 
 _KEY = re.compile(r"[\W_]+")
 _DESCRIPTION = re.compile(r"[:：]|\s[-–—]\s")
@@ -191,7 +191,7 @@ class _LastToolset:
     def __call__(self, tools: Iterable[BaseTool | str | Mapping[str, Any]]) -> Toolset:
         tools = tuple(tools)
         seen, toolset = self._last
-        if toolset is not None and len(seen) == len(tools) and all(map(operator.is_, seen, tools)):
+        if toolset is not None and len(seen) == len(tools) and starts_with(tools, seen):
             return toolset
         toolset = Toolset(tools)
         if all(isinstance(t, BaseTool) for t in tools):
