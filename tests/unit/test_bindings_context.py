@@ -29,3 +29,36 @@ def test_a_changed_environment_variable_gives_a_new_context(
     monkeypatch.delenv(ENV_VARS["max_steps"])
     assert bindings.context(None).max_steps == _bindings().context(None).max_steps
     assert bindings.context(None).max_steps != 5
+
+
+def test_a_run_keeps_the_settings_it_started_with_and_the_next_turn_reads_them_anew(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The environment is read when a turn starts: a variable changed while a run is under way
+    (here by the tool itself) applies from the next turn, not from the run's next step."""
+    from langchain_core.tools import tool
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from graph import build_graph
+    from tests.support.scripted_model import ScriptedChatModel, calls, tool_call
+
+    variable = ENV_VARS["system_prompt"]
+    monkeypatch.setenv(variable, "You are the first prompt.")
+
+    @tool
+    def switch() -> str:
+        """Change the operator's system prompt."""
+        monkeypatch.setenv(variable, "You are the second prompt.")
+        return "switched"
+
+    model = ScriptedChatModel([calls(tool_call("switch", {})), "done", "done again"])
+    agent = build_graph(model=model, tools=[switch], checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    agent.invoke({"messages": [("user", "switch")]}, config)
+    agent.invoke({"messages": [("user", "again")]}, config)
+    prompts = [request.messages[0].text for request in model.requests]
+    assert prompts == [
+        "You are the first prompt.",
+        "You are the first prompt.",  # the same run, after the tool changed the variable
+        "You are the second prompt.",  # the next turn
+    ]
