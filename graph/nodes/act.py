@@ -6,6 +6,14 @@ Each task writes its own ToolMessage, so a crash keeps every call that finished 
 runs only the ones that did not. A failure of any kind is an observation, never an exception
 that escapes the graph. A call that needs approval runs only with the review step's seal for
 exactly that call.
+
+A sync run awaits ToolNode's async path on its thread's own event loop
+(`graph.support.thread_loop`), since ToolNode's sync path starts and joins a thread for every
+call. It does so only where the two paths run the same code: no middleware of the user's wraps
+tool calls (a sync run calls their sync hooks), and the tool's sync function runs (on a daemon
+worker, as before; a tool with a coroutine too is awaited in its sync form) or the tool has
+only a coroutine. Otherwise, and in a thread that already runs an event loop, the call takes
+ToolNode's sync path.
 """
 
 from __future__ import annotations
@@ -24,23 +32,25 @@ from graph import messages as m
 from graph._compat import tool_input
 from graph.middleware.approval_seal import sealed
 from graph.middleware.approvals import approval_middleware, needs_approval
-from graph.middleware.chain import tool_layers
 from graph.nodes.bindings import Bindings
 from graph.nodes.tasks import pending_calls
 from graph.protocols.text.prompts import truncate
 from graph.settings import AgentContext
 from graph.state import ActInput
+from graph.support import thread_loop
 from graph.support.blocking import run_sync
-from graph.tooling.execution import async_only, outputs, tool_node
+from graph.tooling.execution import async_only, awaits_sync_code, outputs, tool_node
 
 
 def make_act(b: Bindings) -> tuple[Any, Any]:
     def act_one(payload: ActInput, config: RunnableConfig, state: Any) -> Any:
-        task = Task(b, payload, config)
+        task = Task(b, payload, config, sync_run=True)
         if task.refused is not None:
             return task.refused
         given = tool_input(task.call, state)
-        if async_only(task.tools.get(task.call["name"])):  # an async-only tool, sync run
+        if task.awaited:
+            return task.written(thread_loop.run(task.node.ainvoke(given, config)))
+        if async_only(task.tools.get(task.call["name"])):  # from sync code in a running loop
             return task.written(run_sync(lambda: task.node.ainvoke(given, config)))
         return task.written(task.node.invoke(given, config))
 
@@ -100,13 +110,23 @@ class Task:
         payload: ActInput,
         config: RunnableConfig,
         ctx: AgentContext | None = None,
+        *,
+        sync_run: bool = False,
     ) -> None:
         self.payload = payload
         self.ctx, self.tools = _setup(b, ctx)
+        self.call = _call(payload)
         early = _before(self.ctx, payload, self.tools, config)
         self.refused = _written([{"messages": [early]}], payload, self.ctx, 0.0) if early else None
-        self.node = _node(b, self.ctx, payload, self.tools) if early is None else None
-        self.call = _call(payload)
+        # a sync run awaits the call on its thread's loop where that runs the same code
+        self.awaited = (
+            early is None
+            and sync_run
+            and not b.tool_layers
+            and awaits_sync_code(self.tools.get(self.call["name"]))
+            and thread_loop.free()
+        )
+        self.node = _node(b, self.ctx, payload, self.tools, self.awaited) if early is None else None
         self.started = time.perf_counter()
 
     def written(self, result: Any) -> Any:
@@ -123,19 +143,27 @@ def _call(payload: ActInput) -> dict[str, Any]:
     return {**payload["call"], "type": "tool_call"}
 
 
-def _node(b: Bindings, ctx: AgentContext, payload: ActInput, tools: dict[str, BaseTool]) -> Any:
+def _node(
+    b: Bindings,
+    ctx: AgentContext,
+    payload: ActInput,
+    tools: dict[str, BaseTool],
+    awaited_by_sync_run: bool = False,
+) -> Any:
     """The ToolNode for this run's tools and layers: the run's approval middleware (it applies
-    a reviewer's edit and tells the model), then the user's tool wrappers, outermost first."""
+    a reviewer's edit and tells the model), then the user's tool wrappers, outermost first.
+    One a sync run awaits runs each tool's sync code."""
     policy = tuple(sorted({*ctx.approve, *(payload.get("approve") or [])}))
 
     def make() -> Any:  # once per key: not at every call
         approvals = approval_middleware(policy, list(tools.values()), ctx.approval_mode)
-        layers = [*([approvals] if approvals else []), *tool_layers(b.middleware)]
+        layers = [*([approvals] if approvals else []), *b.tool_layers]
         return tool_node(
             list(tools.values()),
             ctx.tool_timeout,
             [layer.wrap_tool_call for layer in layers],
             [layer.awrap_tool_call for layer in layers],
+            sync_code=awaited_by_sync_run,
         )
 
     key = (
@@ -144,6 +172,7 @@ def _node(b: Bindings, ctx: AgentContext, payload: ActInput, tools: dict[str, Ba
         policy,
         ctx.approval_mode,
         ctx.tool_timeout,
+        awaited_by_sync_run,
     )
     return b.tool_nodes.get(key, make)
 

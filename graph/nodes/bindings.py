@@ -18,7 +18,7 @@ from langchain_core.tools import BaseTool
 from graph import protocols
 from graph.caller_schemas import settings_part
 from graph.lru import LRU
-from graph.middleware.chain import model_layers
+from graph.middleware.chain import model_layers, tool_layers
 from graph.models import factory
 from graph.models import local as embedded
 from graph.policies import loop_policies
@@ -54,6 +54,7 @@ class Bindings:
         self.middleware = list(middleware)
         # the loop's own policies (graph/policies) outermost, then the user's wrappers
         self.model_layers = [*loop_policies(self), *model_layers(self.middleware)]
+        self.tool_layers = tool_layers(self.middleware)
         # a middleware's own tools are offered and run like any other
         self.middleware_tools = [t for mw in self.middleware for t in getattr(mw, "tools", [])]
         self.fixed_tools = [*tools, *self.middleware_tools] if tools is not None else None

@@ -4,10 +4,11 @@ not) on its own."""
 
 from __future__ import annotations
 
+import functools
 import queue
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 
@@ -35,9 +36,26 @@ class DaemonWorkers:
     def _work(self) -> None:
         while True:
             job, future = self._jobs.get()
-            try:
-                future.set_result(job())
-            except BaseException as exc:  # handed to the waiting run, which reports it
-                future.set_exception(exc)
+            if future.set_running_or_notify_cancel():  # else cancelled before it started
+                try:
+                    future.set_result(job())
+                except BaseException as exc:  # handed to the waiting run, which reports it
+                    future.set_exception(exc)
             with self._lock:
                 self._idle += 1
+
+
+class DaemonExecutor(ThreadPoolExecutor):
+    """An event loop's default executor whose jobs run on `DaemonWorkers`.
+
+    asyncio takes only a `ThreadPoolExecutor` as a loop's default executor, and that pool's own
+    threads are joined when the interpreter exits: one sync tool stuck past its deadline
+    (LangChain runs a sync tool's body there when it is awaited) would hang the exit. This
+    pool hands every job to daemon workers and never starts a thread of its own."""
+
+    def __init__(self, workers: DaemonWorkers) -> None:
+        super().__init__(max_workers=1, thread_name_prefix=workers.name)
+        self.workers = workers
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        return self.workers.submit(functools.partial(fn, *args, **kwargs))

@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from langchain_core.messages import ToolMessage
-from langchain_core.tools import BaseTool
+from langchain_core.tools import BaseTool, StructuredTool, Tool
 from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import ToolCallRequest
@@ -44,15 +44,20 @@ def tool_node(
     timeout: float,
     layers: Sequence[Wrapper] = (),
     alayers: Sequence[AsyncWrapper] = (),
+    *,
+    sync_code: bool = False,
 ) -> ToolNode:
     """A ToolNode running `tools` through the middleware's layers (outermost first), between
-    the agent's guard and bounds."""
+    the agent's guard and bounds. With `sync_code` (a ToolNode a sync run awaits), a tool with
+    both a sync function and a coroutine runs its sync function, as a sync call would."""
     names = [t.name for t in tools]
+    sync_forms = {t.name: (t, sync_form(t)) for t in tools if sync_code and _both_forms(t)}
+    innermost = abounded(timeout, names, sync_forms)
     return ToolNode(
         list(tools),
         handle_tool_errors=False,  # every failure reaches the layers, then the guard
         wrap_tool_call=compose([guarded(timeout), *layers, bounded(timeout, names)]),
-        awrap_tool_call=acompose([aguarded(timeout), *alayers, abounded(timeout, names)]),
+        awrap_tool_call=acompose([aguarded(timeout), *alayers, innermost]),
     )
 
 
@@ -148,15 +153,42 @@ def bounded(timeout: float, names: Sequence[str]) -> Wrapper:
     return bound
 
 
-def abounded(timeout: float, names: Sequence[str]) -> AsyncWrapper:
+def abounded(
+    timeout: float,
+    names: Sequence[str],
+    sync_forms: dict[str, tuple[BaseTool, BaseTool]] | None = None,
+) -> AsyncWrapper:
     async def bound(request: ToolCallRequest, execute: AsyncExecute) -> Result:
         fitted = _fitted(request, names)
         if isinstance(fitted, ToolMessage):
             return fitted
+        tool, sync = (sync_forms or {}).get(fitted.tool_call["name"], (None, None))
+        if sync is not None and fitted.tool is tool:
+            fitted = fitted.override(tool=sync)
         async with asyncio.timeout(timeout):  # in this task: no task of its own per call
             return await execute(fitted)
 
     return bound
+
+
+def awaits_sync_code(tool: BaseTool | None) -> bool:
+    """Whether a sync run can await the tool and still run the code a sync call runs: its sync
+    function (LangChain's default async form runs it on an executor thread; `sync_form` for a
+    tool that has a coroutine too) or its only implementation, a coroutine. Not a tool class
+    with async code of its own."""
+    return tool is None or type(tool)._arun in _DEFAULT_ASYNC_FORMS
+
+
+_DEFAULT_ASYNC_FORMS = (BaseTool._arun, StructuredTool._arun, Tool._arun)
+
+
+def _both_forms(tool: BaseTool) -> bool:
+    return getattr(tool, "func", None) is not None and getattr(tool, "coroutine", None) is not None
+
+
+def sync_form(tool: BaseTool) -> BaseTool:
+    """The same tool without its coroutine: awaited, it runs its sync function."""
+    return tool.model_copy(update={"coroutine": None})
 
 
 def async_only(tool: BaseTool | None) -> bool:

@@ -1,0 +1,204 @@
+"""Which path a sync run's tool call takes (`graph.nodes.act`): ToolNode's async path on the
+thread's own loop where that runs the same code, else ToolNode's sync path; either way the
+tool's own sync code in a sync run, the user's sync hooks, and a deadline that holds."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from typing import Any
+
+import pytest
+from langchain.agents.middleware import AgentMiddleware
+from langchain_core.tools import BaseTool, StructuredTool, tool
+from langgraph.prebuilt import tool_node as tool_node_module
+
+from graph import build_graph
+from tests.support.scripted_model import ScriptedChatModel, calls, tool_call
+
+PROTOCOLS = ["native", "text"]
+
+
+def action(protocol: str, name: str, args: dict[str, Any]) -> Any:
+    if protocol == "native":
+        return calls(tool_call(name, args))
+    import json
+
+    return f"Thought: I need a tool.\nAction: {name}\nAction Input: {json.dumps(args)}"
+
+
+def answer(protocol: str, text: str) -> str:
+    return text if protocol == "native" else f"Thought: done.\nFinal Answer: {text}"
+
+
+def agent_for(protocol: str, tools: list[BaseTool], script: list, **kw: Any) -> Any:
+    return build_graph(model=ScriptedChatModel(script), tools=tools, protocol=protocol, **kw)
+
+
+def observation(out: dict[str, Any]) -> str:
+    return out["steps"][0]["observation"]
+
+
+def refuse_tool_nodes_sync_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail a test whose run takes ToolNode's sync path (its executor: a thread per call)."""
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("ToolNode's sync path ran")
+
+    monkeypatch.setattr(tool_node_module, "get_executor_for_config", refuse)
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_a_sync_tool_in_a_sync_run_runs_on_a_daemon_thread_without_a_thread_per_call(
+    protocol: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    refuse_tool_nodes_sync_path(monkeypatch)
+    seen: list[tuple[bool, bool]] = []
+
+    @tool
+    def where(text: str) -> str:
+        """Say where it ran."""
+        here = threading.current_thread()
+        seen.append((here.daemon, here is threading.main_thread()))
+        return f"ran {text}"
+
+    script = [action(protocol, "where", {"text": str(i)}) for i in range(3)]
+    agent = agent_for(protocol, [where], [*script, answer(protocol, "ok")])
+    out = agent.invoke({"messages": [("user", "go")]})
+    assert out["status"] == "answered"
+    assert [s["observation"] for s in out["steps"][:3]] == ["ran 0", "ran 1", "ran 2"]
+    assert seen == [(True, False)] * 3
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_an_async_only_tool_in_a_sync_run_keeps_one_loop(protocol: str) -> None:
+    loops: list[asyncio.AbstractEventLoop] = []
+
+    async def note(text: str) -> str:
+        loops.append(asyncio.get_running_loop())
+        return f"noted {text}"
+
+    noting = StructuredTool.from_function(coroutine=note, name="note", description="Note it.")
+    script = [action(protocol, "note", {"text": "a"}), action(protocol, "note", {"text": "b"})]
+    agent = agent_for(protocol, [noting], [*script, answer(protocol, "ok")])
+    out = agent.invoke({"messages": [("user", "go")]})
+    assert [s["observation"] for s in out["steps"][:2]] == ["noted a", "noted b"]
+    assert len(loops) == 2 and loops[0] is loops[1]
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_tool_with_a_function_and_a_coroutine_runs_the_runs_own_form(
+    mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    refuse_tool_nodes_sync_path(monkeypatch)  # a sync run awaits its sync function too
+
+    def shout_sync(text: str) -> str:
+        assert threading.current_thread().daemon
+        return f"sync {text}"
+
+    async def shout_async(text: str) -> str:
+        return f"async {text}"
+
+    shout = StructuredTool.from_function(
+        func=shout_sync, coroutine=shout_async, name="shout", description="Shout."
+    )
+    agent = agent_for("native", [shout], [action("native", "shout", {"text": "hi"}), "ok"])
+    question = {"messages": [("user", "go")]}
+    out = agent.invoke(question) if mode == "sync" else asyncio.run(agent.ainvoke(question))
+    assert observation(out) == f"{mode} hi"
+
+
+def test_a_tool_class_with_its_own_async_code_runs_its_sync_code_in_a_sync_run() -> None:
+    class Shout(BaseTool):
+        name: str = "shout"
+        description: str = "Shout."
+
+        def _run(self, text: str) -> str:
+            return f"sync {text}"
+
+        async def _arun(self, text: str) -> str:
+            return f"async {text}"
+
+    agent = agent_for("native", [Shout()], [action("native", "shout", {"text": "hi"}), "ok"])
+    assert observation(agent.invoke({"messages": [("user", "go")]})) == "sync hi"
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_a_users_tool_wrapper_runs_its_sync_form_in_a_sync_run(protocol: str) -> None:
+    forms: list[str] = []
+
+    class Both(AgentMiddleware):
+        def wrap_tool_call(self, request: Any, handler: Any) -> Any:
+            forms.append("sync")
+            return handler(request)
+
+        async def awrap_tool_call(self, request: Any, handler: Any) -> Any:
+            forms.append("async")
+            return await handler(request)
+
+    @tool
+    def echo(text: str) -> str:
+        """Repeat it."""
+        return text
+
+    script = [action(protocol, "echo", {"text": "x"}), answer(protocol, "ok")]
+    agent = agent_for(protocol, [echo], script, middleware=[Both()])
+    assert observation(agent.invoke({"messages": [("user", "go")]})) == "x"
+    assert forms == ["sync"]
+
+
+def test_a_sync_run_called_from_a_running_loop_still_runs_its_tools() -> None:
+    @tool
+    def echo(text: str) -> str:
+        """Repeat it."""
+        return f"echo {text}"
+
+    async def note(text: str) -> str:
+        return f"noted {text}"
+
+    noting = StructuredTool.from_function(coroutine=note, name="note", description="Note it.")
+    script = [
+        calls(tool_call("echo", {"text": "a"})),
+        calls(tool_call("note", {"text": "b"})),
+        "ok",
+    ]
+    agent = agent_for("native", [echo, noting], script)
+
+    async def inside_a_loop() -> dict[str, Any]:
+        return agent.invoke({"messages": [("user", "go")]})  # sync code under a running loop
+
+    out = asyncio.run(inside_a_loop())
+    assert [s["observation"] for s in out["steps"][:2]] == ["echo a", "noted b"]
+
+
+def test_a_sync_tool_stuck_past_its_deadline_does_not_hold_up_the_exit() -> None:
+    script = textwrap.dedent(
+        """
+        import time
+        from langchain_core.tools import tool
+        from graph import build_graph
+        from tests.support.scripted_model import ScriptedChatModel, calls, tool_call
+
+        @tool
+        def stuck(text: str) -> str:
+            \"\"\"Never returns.\"\"\"
+            time.sleep(3600)
+            return text
+
+        model = ScriptedChatModel([calls(tool_call("stuck", {"text": "x"})), "gave up"])
+        agent = build_graph(model=model, tools=[stuck], tool_timeout=0.3)
+        out = agent.invoke({"messages": [("user", "go")]})
+        print(out["steps"][0]["observation"], "|", out["answer"])
+        """
+    )
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Tool 'stuck' timed out after 0.3 s. | gave up"
+    assert time.monotonic() - started < 30
