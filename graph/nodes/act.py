@@ -39,7 +39,8 @@ from graph.settings import AgentContext
 from graph.state import ActInput
 from graph.support import thread_loop
 from graph.support.blocking import run_sync
-from graph.tooling.execution import async_only, awaits_sync_code, outputs, tool_node
+from graph.tooling.awaited import awaits_sync_code
+from graph.tooling.execution import async_only, outputs, tool_node
 
 
 def make_act(b: Bindings) -> tuple[Any, Any]:
@@ -163,7 +164,7 @@ def _node(
             ctx.tool_timeout,
             [layer.wrap_tool_call for layer in layers],
             [layer.awrap_tool_call for layer in layers],
-            sync_code=awaited_by_sync_run,
+            sync_run=awaited_by_sync_run,
         )
 
     key = (

@@ -22,11 +22,9 @@ import weakref
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-from graph.support.workers import DaemonExecutor, DaemonWorkers
+from graph.support.workers import BLOCKING, DaemonExecutor
 
 T = TypeVar("T")
-
-_WORKERS = DaemonWorkers("react-agent-worker")
 
 
 class _Kept(threading.local):
@@ -65,7 +63,7 @@ def _loop() -> asyncio.AbstractEventLoop:
     loop = _KEPT.loop
     if loop is None or loop.is_closed():
         loop = asyncio.new_event_loop()
-        loop.set_default_executor(DaemonExecutor(_WORKERS))
+        loop.set_default_executor(DaemonExecutor(BLOCKING))
         # closed when its thread object goes (a worker pool's thread at the pool's end, the
         # main thread at exit); a loop left to the garbage collector warns that it was not
         weakref.finalize(threading.current_thread(), loop.close)

@@ -59,3 +59,7 @@ class DaemonExecutor(ThreadPoolExecutor):
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
         return self.workers.submit(functools.partial(fn, *args, **kwargs))
+
+
+# Sync work the graph waits for with a deadline (a tool's function), shared by every path
+BLOCKING = DaemonWorkers("react-agent-worker")

@@ -20,13 +20,14 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from langchain_core.messages import ToolMessage
-from langchain_core.tools import BaseTool, StructuredTool, Tool
+from langchain_core.tools import BaseTool
 from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from graph.support.workers import DaemonWorkers
+from graph.support.workers import BLOCKING
+from graph.tooling.awaited import Forms, awaited_forms
 from graph.tooling.runner import ArgumentsError, coerce_arguments, describe_arguments, failure_text
 
 Result = ToolMessage | Command
@@ -35,9 +36,6 @@ AsyncExecute = Callable[[ToolCallRequest], Awaitable[Result]]
 Wrapper = Callable[[ToolCallRequest, Execute], Result]
 AsyncWrapper = Callable[[ToolCallRequest, AsyncExecute], Awaitable[Result]]
 
-# Sync tools run on worker threads, so a timeout can stop waiting for them.
-_POOL = DaemonWorkers("tool")
-
 
 def tool_node(
     tools: Sequence[BaseTool],
@@ -45,14 +43,14 @@ def tool_node(
     layers: Sequence[Wrapper] = (),
     alayers: Sequence[AsyncWrapper] = (),
     *,
-    sync_code: bool = False,
+    sync_run: bool = False,
 ) -> ToolNode:
     """A ToolNode running `tools` through the middleware's layers (outermost first), between
-    the agent's guard and bounds. With `sync_code` (a ToolNode a sync run awaits), a tool with
-    both a sync function and a coroutine runs its sync function, as a sync call would."""
+    the agent's guard and bounds. Awaited, a call runs the code its run expects, on a daemon
+    worker where that is a sync function (`graph.tooling.awaited`); `sync_run` for a ToolNode
+    a sync run awaits."""
     names = [t.name for t in tools]
-    sync_forms = {t.name: (t, sync_form(t)) for t in tools if sync_code and _both_forms(t)}
-    innermost = abounded(timeout, names, sync_forms)
+    innermost = abounded(timeout, names, awaited_forms(tools, sync_run))
     return ToolNode(
         list(tools),
         handle_tool_errors=False,  # every failure reaches the layers, then the guard
@@ -147,7 +145,7 @@ def bounded(timeout: float, names: Sequence[str]) -> Wrapper:
         fitted = _fitted(request, names)
         if isinstance(fitted, ToolMessage):
             return fitted
-        future = _POOL.submit(contextvars.copy_context().run, execute, fitted)
+        future = BLOCKING.submit(contextvars.copy_context().run, execute, fitted)
         return future.result(timeout)  # TimeoutError past the deadline; the thread is left
 
     return bound
@@ -156,39 +154,19 @@ def bounded(timeout: float, names: Sequence[str]) -> Wrapper:
 def abounded(
     timeout: float,
     names: Sequence[str],
-    sync_forms: dict[str, tuple[BaseTool, BaseTool]] | None = None,
+    forms: Forms | None = None,
 ) -> AsyncWrapper:
     async def bound(request: ToolCallRequest, execute: AsyncExecute) -> Result:
         fitted = _fitted(request, names)
         if isinstance(fitted, ToolMessage):
             return fitted
-        tool, sync = (sync_forms or {}).get(fitted.tool_call["name"], (None, None))
-        if sync is not None and fitted.tool is tool:
-            fitted = fitted.override(tool=sync)
+        tool, form = (forms or {}).get(fitted.tool_call["name"], (None, None))
+        if form is not None and fitted.tool is tool:
+            fitted = fitted.override(tool=form)
         async with asyncio.timeout(timeout):  # in this task: no task of its own per call
             return await execute(fitted)
 
     return bound
-
-
-def awaits_sync_code(tool: BaseTool | None) -> bool:
-    """Whether a sync run can await the tool and still run the code a sync call runs: its sync
-    function (LangChain's default async form runs it on an executor thread; `sync_form` for a
-    tool that has a coroutine too) or its only implementation, a coroutine. Not a tool class
-    with async code of its own."""
-    return tool is None or type(tool)._arun in _DEFAULT_ASYNC_FORMS
-
-
-_DEFAULT_ASYNC_FORMS = (BaseTool._arun, StructuredTool._arun, Tool._arun)
-
-
-def _both_forms(tool: BaseTool) -> bool:
-    return getattr(tool, "func", None) is not None and getattr(tool, "coroutine", None) is not None
-
-
-def sync_form(tool: BaseTool) -> BaseTool:
-    """The same tool without its coroutine: awaited, it runs its sync function."""
-    return tool.model_copy(update={"coroutine": None})
 
 
 def async_only(tool: BaseTool | None) -> bool:

@@ -1,6 +1,8 @@
-"""Which path a sync run's tool call takes (`graph.nodes.act`): ToolNode's async path on the
-thread's own loop where that runs the same code, else ToolNode's sync path; either way the
-tool's own sync code in a sync run, the user's sync hooks, and a deadline that holds."""
+"""Which code a tool call runs and on which thread (`graph.nodes.act`,
+`graph.tooling.awaited`): a sync run awaits ToolNode's async path on the thread's own loop
+where that runs the same code, else takes ToolNode's sync path; either way the tool's own sync
+code in a sync run, the user's sync hooks, and a deadline that holds. In an async run a
+tool's function runs on a daemon worker, not on the caller's loop's executor."""
 
 from __future__ import annotations
 
@@ -14,7 +16,9 @@ from typing import Any
 
 import pytest
 from langchain.agents.middleware import AgentMiddleware
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, tool
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt import tool_node as tool_node_module
 
 from graph import build_graph
@@ -202,3 +206,54 @@ def test_a_sync_tool_stuck_past_its_deadline_does_not_hold_up_the_exit() -> None
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "Tool 'stuck' timed out after 0.3 s. | gave up"
     assert time.monotonic() - started < 30
+
+
+def test_a_sync_function_in_an_async_run_runs_on_a_daemon_worker_with_its_config() -> None:
+    seen: list[tuple[bool, str]] = []
+
+    @tool
+    def where(text: str, config: RunnableConfig) -> str:
+        """Say where it ran."""
+        seen.append((threading.current_thread().daemon, config["configurable"]["thread_id"]))
+        return f"ran {text}"
+
+    agent = agent_for(
+        "native", [where], [action("native", "where", {"text": "a"}), "ok"],
+        checkpointer=InMemorySaver(),
+    )  # fmt: skip
+    config = {"configurable": {"thread_id": "t-async"}}
+    out = asyncio.run(agent.ainvoke({"messages": [("user", "go")]}, config))
+    assert observation(out) == "ran a"
+    assert seen == [(True, "t-async")]
+
+
+def test_a_sync_function_stuck_in_an_async_run_does_not_hold_up_asyncio_run() -> None:
+    release = threading.Event()
+
+    def stuck(text: str) -> str:
+        release.wait(60)
+        return text
+
+    stuck_tool = StructuredTool.from_function(func=stuck, name="stuck", description="Hang.")
+    agent = agent_for(
+        "native", [stuck_tool], [action("native", "stuck", {"text": "x"}), "gave up"],
+        tool_timeout=0.3,
+    )  # fmt: skip
+    started = time.monotonic()
+    try:
+        out = asyncio.run(agent.ainvoke({"messages": [("user", "go")]}))
+        took = time.monotonic() - started
+    finally:
+        release.set()
+    assert observation(out) == "Tool 'stuck' timed out after 0.3 s."
+    assert took < 20  # asyncio.run did not wait for the call it gave up on
+
+
+def test_a_function_taking_callbacks_in_an_async_run_still_gets_them() -> None:
+    def reports(text: str, callbacks: Any = None) -> str:
+        return f"{text} with {type(callbacks).__name__}"  # a sync function's: the sync kind
+
+    reporting = StructuredTool.from_function(func=reports, name="reports", description="R.")
+    agent = agent_for("native", [reporting], [action("native", "reports", {"text": "a"}), "ok"])
+    out = asyncio.run(agent.ainvoke({"messages": [("user", "go")]}))
+    assert observation(out) == "a with CallbackManager"
