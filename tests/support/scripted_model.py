@@ -7,6 +7,7 @@ recorded with the request), so both protocols run through their real code paths.
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -45,6 +46,22 @@ def tool_call(name: str, args: dict[str, Any] | None = None, id: str | None = No
 def calls(*items: dict, content: str = "") -> AIMessage:
     """A native reply asking for these tool calls."""
     return AIMessage(content=content, tool_calls=list(items))
+
+
+def action(
+    protocol: str, name: str, args: dict[str, Any] | str, thought: str = "I need a tool."
+) -> AIMessage | str:
+    """One scripted reply that calls a tool, in the protocol's own form (a plain string
+    argument is the text protocol's bare input, `{"input": ...}` natively)."""
+    if protocol == "native":
+        return calls(tool_call(name, args if isinstance(args, dict) else {"input": args}))
+    shown = json.dumps(args, ensure_ascii=False) if isinstance(args, dict) else args
+    return f"Thought: {thought}\nAction: {name}\nAction Input: {shown}"
+
+
+def answer(protocol: str, text: str) -> str:
+    """One scripted final answer, in the protocol's own form."""
+    return text if protocol == "native" else f"Thought: I know it now.\nFinal Answer: {text}"
 
 
 class ReplyingChatModel(BaseChatModel):

@@ -15,7 +15,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from graph import build_graph, recursion_limit_for
 from graph.settings import ConfigError
-from tests.support.scripted_model import ScriptedChatModel, calls, tool_call
+from tests.support.scripted_model import ScriptedChatModel, action, answer, calls, tool_call
 
 PROTOCOLS = ["native", "text"]
 
@@ -25,16 +25,6 @@ def run(agent: Any, question: str | None, mode: str, config: dict | None = None,
     if mode == "async":
         return asyncio.run(agent.ainvoke(payload, config, **kw))
     return agent.invoke(payload, config, **kw)
-
-
-def action(protocol: str, name: str, args: dict | str, thought: str = "I need a tool."):
-    """One scripted reply that calls a tool, in the protocol's own form."""
-    if protocol == "native":
-        return calls(tool_call(name, args if isinstance(args, dict) else {"input": args}))
-    import json
-
-    shown = json.dumps(args, ensure_ascii=False) if isinstance(args, dict) else args
-    return f"Thought: {thought}\nAction: {name}\nAction Input: {shown}"
 
 
 def endless(protocol: str):
@@ -47,10 +37,6 @@ def endless(protocol: str):
         return step if isinstance(step, AIMessage) else AIMessage(content=step)
 
     return ScriptedChatModel([reply], cycle=True)
-
-
-def answer(protocol: str, text: str) -> str:
-    return text if protocol == "native" else f"Thought: I know it now.\nFinal Answer: {text}"
 
 
 @tool

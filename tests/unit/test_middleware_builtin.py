@@ -37,27 +37,16 @@ from langchain.agents.middleware import (
     wrap_model_call,
 )
 from langchain_core.decisions import BaseDecisionModel, ClassifierResponse
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import HumanMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 
 from graph import build_graph
-from tests.support.scripted_model import ScriptedChatModel, calls, tool_call
+from tests.support.scripted_model import ScriptedChatModel, action, answer, calls, tool_call
 
 PROTOCOLS = ["native", "text"]
 EMAIL = "ada.lovelace@example.com"
-
-
-def action(protocol: str, name: str, args: dict[str, Any]) -> AIMessage | str:
-    """One scripted reply calling a tool, in the protocol's own form."""
-    if protocol == "native":
-        return calls(tool_call(name, args))
-    return f"Thought: I need {name}.\nAction: {name}\nAction Input: {json.dumps(args)}"
-
-
-def answer(protocol: str, text: str) -> str:
-    return text if protocol == "native" else f"Thought: I know it now.\nFinal Answer: {text}"
 
 
 def run(agent: Any, payload: Any, mode: str = "sync", config: dict | None = None) -> dict:

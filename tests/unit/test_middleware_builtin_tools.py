@@ -32,14 +32,12 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from graph import build_graph
-from tests.support.scripted_model import ScriptedChatModel, calls, tool_call
+from tests.support.scripted_model import ScriptedChatModel, action, answer, calls, tool_call
 from tests.unit.test_middleware_builtin import (
     PROTOCOLS,
     TOOLS,
     ScriptedDecisions,
-    action,
     add,
-    answer,
     observations,
     offered,
     run,

@@ -28,7 +28,7 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph import build_graph
-from tests.support.scripted_model import ScriptedChatModel, calls, tool_call
+from tests.support.scripted_model import ScriptedChatModel, action, answer, calls, tool_call
 
 PROTOCOLS = ["native", "text"]
 MODES = ["sync", "async"]
@@ -44,18 +44,6 @@ def double(number: int) -> int:
 def shout(text: str) -> str:
     """Say a text loudly."""
     return text.upper()
-
-
-def action(protocol: str, name: str, args: dict[str, Any]) -> Any:
-    if protocol == "native":
-        return calls(tool_call(name, args))
-    import json
-
-    return f"Thought: use {name}\nAction: {name}\nAction Input: {json.dumps(args)}"
-
-
-def answer(protocol: str, text: str) -> str:
-    return text if protocol == "native" else f"Thought: I know\nFinal Answer: {text}"
 
 
 def run(agent: Any, question: str, mode: str, thread: str = "t") -> dict[str, Any]:

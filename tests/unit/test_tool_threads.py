@@ -22,21 +22,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt import tool_node as tool_node_module
 
 from graph import build_graph
-from tests.support.scripted_model import ScriptedChatModel, calls, tool_call
+from tests.support.scripted_model import ScriptedChatModel, action, answer, calls, tool_call
 
 PROTOCOLS = ["native", "text"]
-
-
-def action(protocol: str, name: str, args: dict[str, Any]) -> Any:
-    if protocol == "native":
-        return calls(tool_call(name, args))
-    import json
-
-    return f"Thought: I need a tool.\nAction: {name}\nAction Input: {json.dumps(args)}"
-
-
-def answer(protocol: str, text: str) -> str:
-    return text if protocol == "native" else f"Thought: done.\nFinal Answer: {text}"
 
 
 def agent_for(protocol: str, tools: list[BaseTool], script: list, **kw: Any) -> Any:
