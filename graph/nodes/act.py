@@ -39,8 +39,8 @@ from graph.settings import AgentContext
 from graph.state import ActInput
 from graph.support import thread_loop
 from graph.support.blocking import run_sync
-from graph.tooling.awaited import awaits_sync_code
-from graph.tooling.execution import async_only, outputs, tool_node
+from graph.tooling.awaited import async_only, awaits_sync_code
+from graph.tooling.execution import outputs, tool_node
 
 
 def make_act(b: Bindings) -> tuple[Any, Any]:

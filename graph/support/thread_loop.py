@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import threading
 import weakref
@@ -32,7 +33,6 @@ class _Kept(threading.local):
 
 
 _KEPT = _Kept()
-_FORK_HOOK: list[bool] = []  # registered once, with the first loop
 
 
 def free() -> bool:
@@ -68,10 +68,14 @@ def _loop() -> asyncio.AbstractEventLoop:
         # main thread at exit); a loop left to the garbage collector warns that it was not
         weakref.finalize(threading.current_thread(), loop.close)
         _KEPT.loop = loop
-        if not _FORK_HOOK:
-            os.register_at_fork(after_in_child=_forget)
-            _FORK_HOOK.append(True)
+        _forget_after_fork()
     return loop
+
+
+@functools.cache
+def _forget_after_fork() -> None:
+    """Registered once, with the first loop (not at import)."""
+    os.register_at_fork(after_in_child=_forget)
 
 
 def _forget() -> None:

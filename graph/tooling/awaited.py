@@ -41,6 +41,16 @@ def awaits_sync_code(tool: BaseTool | None) -> bool:
     return tool is None or type(tool)._arun in _DEFAULT_ASYNC_FORMS
 
 
+def async_only(tool: BaseTool | None) -> bool:
+    """A tool with only a coroutine: a sync run that cannot await it on its thread's loop
+    sends it through ToolNode's async path on a loop of its own."""
+    return (
+        tool is not None
+        and getattr(tool, "func", "") is None
+        and bool(getattr(tool, "coroutine", None))
+    )
+
+
 def awaited_forms(tools: Sequence[BaseTool], sync_run: bool) -> Forms:
     """The tools awaited in another form, for a sync run or for an async one."""
     make = sync_form if sync_run else daemon_form

@@ -169,15 +169,6 @@ def abounded(
     return bound
 
 
-def async_only(tool: BaseTool | None) -> bool:
-    """A tool with only a coroutine: a sync run sends it through the async path."""
-    return (
-        tool is not None
-        and getattr(tool, "func", "") is None
-        and bool(getattr(tool, "coroutine", None))
-    )
-
-
 def outputs(result: Any) -> list[Any]:
     """ToolNode's result for one call as a flat list of updates (dicts and Commands)."""
     return list(result) if isinstance(result, list) else [result]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import gc
+import os
 import threading
 import time
 
@@ -92,6 +93,24 @@ def test_a_threads_loop_is_closed_when_the_thread_is_gone() -> None:
     del worker
     gc.collect()
     assert seen[0].is_closed()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_forked_child_starts_its_own_loop() -> None:
+    """The parent's loop shares its selector with the parent: a child must not run it."""
+    parent = thread_loop.run(running_loop())
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report, and leave without running the parent's cleanup
+        try:
+            child = thread_loop.run(running_loop())
+            os.write(write, b"new" if child is not parent else b"same")
+        finally:
+            os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    assert os.read(read, 8) == b"new"
+    os.close(read)
 
 
 def test_blocking_work_awaited_on_the_loop_runs_on_a_daemon_thread() -> None:
