@@ -55,27 +55,35 @@ def tool_layers(middleware: Sequence[AgentMiddleware]) -> list[AgentMiddleware]:
 
 
 def chain_model_call(layers: Sequence[AgentMiddleware], base: ModelCall) -> Callable[..., Composed]:
-    """`request -> (response, commands)` through every layer's `wrap_model_call`."""
+    """`request -> (response, commands)` through every layer's `wrap_model_call`. Built from
+    the innermost layer out, with no closure that refers to itself: a chain is built at every
+    model call, and a self-referencing one would be a reference cycle holding the call's
+    request and config until the cyclic garbage collector ran."""
 
-    def level(index: int) -> Callable[[ModelRequest], Composed]:
-        if index == len(layers):
-            return lambda request: (base(request), [])
-        inner, layer = level(index + 1), layers[index]
+    def bottom(request: ModelRequest) -> Composed:
+        return base(request), []
 
-        def run(request: ModelRequest) -> Composed:
-            kept: list[Command] = []
+    call: Callable[[ModelRequest], Composed] = bottom
+    for layer in reversed(layers):
+        call = _model_layer(layer, call)
+    return call
 
-            def handler(req: ModelRequest) -> ModelResponse:
-                response, commands = inner(req)
-                kept[:] = commands
-                return response
 
-            response, own = as_response(layer.wrap_model_call(request, handler))
-            return response, [*kept, *own]
+def _model_layer(
+    layer: AgentMiddleware, inner: Callable[[ModelRequest], Composed]
+) -> Callable[[ModelRequest], Composed]:
+    def run(request: ModelRequest) -> Composed:
+        kept: list[Command] = []
 
-        return run
+        def handler(req: ModelRequest) -> ModelResponse:
+            response, commands = inner(req)
+            kept[:] = commands
+            return response
 
-    return level(0)
+        response, own = as_response(layer.wrap_model_call(request, handler))
+        return response, [*kept, *own]
+
+    return run
 
 
 def achain_model_call(
@@ -83,29 +91,30 @@ def achain_model_call(
 ) -> Callable[..., Awaitable[Composed]]:
     """The async form, through every layer's `awrap_model_call`."""
 
-    def level(index: int) -> Callable[[ModelRequest], Awaitable[Composed]]:
-        if index == len(layers):
+    async def bottom(request: ModelRequest) -> Composed:
+        return await base(request), []
 
-            async def bottom(request: ModelRequest) -> Composed:
-                return await base(request), []
+    call: Callable[[ModelRequest], Awaitable[Composed]] = bottom
+    for layer in reversed(layers):
+        call = _amodel_layer(layer, call)
+    return call
 
-            return bottom
-        inner, layer = level(index + 1), layers[index]
 
-        async def run(request: ModelRequest) -> Composed:
-            kept: list[Command] = []
+def _amodel_layer(
+    layer: AgentMiddleware, inner: Callable[[ModelRequest], Awaitable[Composed]]
+) -> Callable[[ModelRequest], Awaitable[Composed]]:
+    async def run(request: ModelRequest) -> Composed:
+        kept: list[Command] = []
 
-            async def handler(req: ModelRequest) -> ModelResponse:
-                response, commands = await inner(req)
-                kept[:] = commands
-                return response
+        async def handler(req: ModelRequest) -> ModelResponse:
+            response, commands = await inner(req)
+            kept[:] = commands
+            return response
 
-            response, own = as_response(await layer.awrap_model_call(request, handler))
-            return response, [*kept, *own]
+        response, own = as_response(await layer.awrap_model_call(request, handler))
+        return response, [*kept, *own]
 
-        return run
-
-    return level(0)
+    return run
 
 
 def chain_tool_call(layers: Sequence[AgentMiddleware], base: ToolCall) -> ToolCall:

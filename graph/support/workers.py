@@ -41,6 +41,10 @@ class DaemonWorkers:
                     future.set_result(job())
                 except BaseException as exc:  # handed to the waiting run, which reports it
                     future.set_exception(exc)
+            # let go of the job before waiting for the next: an idle worker must not keep the
+            # last run's context (its config, its loop, its messages) alive, as
+            # `ThreadPoolExecutor`'s workers do not
+            del job, future
             with self._lock:
                 self._idle += 1
 

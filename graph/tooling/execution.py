@@ -146,7 +146,12 @@ def bounded(timeout: float, names: Sequence[str]) -> Wrapper:
         if isinstance(fitted, ToolMessage):
             return fitted
         future = BLOCKING.submit(contextvars.copy_context().run, execute, fitted)
-        return future.result(timeout)  # TimeoutError past the deadline; the thread is left
+        try:
+            return future.result(timeout)  # TimeoutError past the deadline; the thread is left
+        finally:
+            # a failure's traceback holds this frame, and the future holds the failure: a
+            # reference cycle that only the garbage collector would free
+            del future
 
     return bound
 
