@@ -7,6 +7,8 @@ anything that shows a paused or crashed run.
 
 from __future__ import annotations
 
+import contextlib
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -27,12 +29,18 @@ def steps_of(values: dict[str, Any]) -> list[Step]:
 
 
 def run_messages(messages: Sequence[BaseMessage], question_id: str | None) -> list[BaseMessage]:
-    """The messages after the one that started the run (all of them if it is not found)."""
+    """The messages after the one that started the run (all of them if it is not found). The
+    last message with that id is found in C (the ids read by `map`, searched reversed): every
+    step asks, and a loop in Python would walk the whole run each time."""
     if question_id:
-        for index in range(len(messages) - 1, -1, -1):
-            if messages[index].id == question_id:
-                return list(messages[index + 1 :])
+        ids = list(map(_ID, messages))
+        ids.reverse()
+        with contextlib.suppress(ValueError):
+            return list(messages[len(ids) - ids.index(question_id) :])
     return list(messages)
+
+
+_ID = operator.attrgetter("id")
 
 
 def steps_taken(messages: Sequence[BaseMessage], run: Mapping[str, Any]) -> int:

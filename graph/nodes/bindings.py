@@ -12,6 +12,7 @@ from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 
@@ -25,6 +26,7 @@ from graph.policies import loop_policies
 from graph.protocols.text.grammar import grammar_for, request_options, use_grammar
 from graph.protocols.text.observations import quotable_lines
 from graph.settings import ENV_VARS, AgentContext, resolve_run_context
+from graph.steps import latest_observations
 
 # The embedded model is small and slow: it gets bounds of its own unless the operator set them.
 LOCAL_DEFAULTS = {
@@ -144,14 +146,17 @@ class Bindings:
         return self.model or factory.resolve_model(ctx)
 
     def quotes(
-        self, ctx: AgentContext, protocol: str, local: bool, observations: Sequence[str]
+        self, ctx: AgentContext, protocol: str, local: bool, messages: Sequence[BaseMessage]
     ) -> list[str]:
-        """The lines a Final Answer may be (quoted answers), or none: the answer is free."""
-        if not ctx.quoted_answers or not observations:
+        """The lines a Final Answer may be (quoted answers) after the results that end this
+        run's `messages`, or none: the answer is free. The results are looked for only where
+        quoted answers are on."""
+        if not ctx.quoted_answers:
             return []
         if not use_grammar(ctx.constrained_decoding, protocol=protocol, local=local):
             return []
-        return quotable_lines(observations)
+        observations = latest_observations(messages)
+        return quotable_lines(observations) if observations else []
 
     def bound(
         self,

@@ -31,7 +31,7 @@ from graph.protocols.native import DEFAULT_INSTRUCTIONS
 from graph.redaction import redact
 from graph.settings import AgentContext
 from graph.state import AgentState
-from graph.steps import latest_observations, run_messages, steps_taken
+from graph.steps import run_messages, steps_taken
 from tools.mcp.approvals import check_approvals
 
 # supersteps after think that still end through finish: review, act, observe, finish
@@ -99,7 +99,7 @@ def prepare(b: Bindings, state: AgentState) -> Plan:
     plan.conversation_size = len(messages)
     plan.known_ids = frozenset(map(_ID, view)) - _NO_ID  # read in C: every step, every message
     plan.steps = steps_taken(in_run, run)
-    plan.quotes = b.quotes(ctx, chosen, local, latest_observations(in_run))
+    plan.quotes = b.quotes(ctx, chosen, local, in_run)
     plan.runnable = b.bound(ctx, chosen, tools, local, plan.quotes)
     seen = {**state, **{k: v for k, v in plan.update.items() if k != "messages"}}
     seen["run"] = {**run, **plan.update.get("run", {})}  # the bookkeeping as this step sees it

@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage
 from graph import messages as m
 from graph.policies.base import LoopPolicy
 from graph.protocols.text.observations import QUOTED_THOUGHT
-from graph.steps import latest_observations, run_messages
+from graph.steps import run_messages
 
 
 class QuotedAnswer(LoopPolicy):
@@ -24,7 +24,7 @@ class QuotedAnswer(LoopPolicy):
             return request  # the embedded model quotes a result itself (LocalCompletionModel)
         in_run = run_messages(request.messages, run.get("question_id"))
         protocol = run.get("protocol") or "native"
-        quotes = self.bindings.quotes(ctx, protocol, False, latest_observations(in_run))
+        quotes = self.bindings.quotes(ctx, protocol, False, in_run)
         if len(quotes) != 1:
             return request
         meta = {
