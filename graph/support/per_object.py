@@ -13,7 +13,6 @@ from __future__ import annotations
 import operator
 import weakref
 from collections.abc import Callable, Hashable, Sequence
-from functools import partial
 from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
@@ -29,19 +28,31 @@ def starts_with(objects: Sequence[Any], prefix: Sequence[Any]) -> bool:
     return len(objects) >= len(prefix) and all(map(operator.is_, prefix, objects))
 
 
+class _Entry(weakref.ref):
+    """A cache entry: the weak reference to its object, carrying the key, the fingerprint and
+    the value. One object per entry where a tuple, a callback `partial` and its bound method
+    were four: a run's requests add an entry per message, and each object the entries hold
+    is one more for the garbage collector to count and walk."""
+
+    __slots__ = ("fingerprint", "key", "value")
+
+
 class PerObject(Generic[T]):
     def __init__(self) -> None:
-        self._entries: dict[int, tuple[weakref.ref, Hashable, T]] = {}
+        self._entries: dict[int, _Entry] = {}
+        self._gone = self._forget  # the one callback every entry shares
         # the last list `each` was asked for (held, so no address in it is reused meanwhile)
         self._last: tuple[list[Any], list[Hashable], list[T]] = ([], [], [])
 
     def get(self, obj: Any, fingerprint: Hashable, compute: Callable[[Any], T]) -> T:
         key = id(obj)
         hit = self._entries.get(key)
-        if hit is not None and hit[0]() is obj and hit[1] == fingerprint:
-            return hit[2]
+        if hit is not None and hit() is obj and hit.fingerprint == fingerprint:
+            return hit.value
         value = compute(obj)
-        self._entries[key] = (weakref.ref(obj, partial(self._forget, key)), fingerprint, value)
+        entry = _Entry(obj, self._gone)
+        entry.key, entry.fingerprint, entry.value = key, fingerprint, value
+        self._entries[key] = entry
         return value
 
     def each(
@@ -68,20 +79,20 @@ class PerObject(Generic[T]):
         out: list[T] = []
         for obj, mark in zip(objects, marks, strict=True):
             hit = entries.get(id(obj))
-            if hit is not None and hit[1] == mark and hit[0]() is obj:
-                out.append(hit[2])
+            if hit is not None and hit.fingerprint == mark and hit() is obj:
+                out.append(hit.value)
             else:
                 out.append(self.get(obj, mark, compute))
         return out
 
     def __contains__(self, obj: Any) -> bool:
         hit = self._entries.get(id(obj))
-        return hit is not None and hit[0]() is obj
+        return hit is not None and hit() is obj
 
     def __len__(self) -> int:
         return len(self._entries)
 
-    def _forget(self, key: int, ref: weakref.ref) -> None:
-        entry = self._entries.get(key)
-        if entry is not None and entry[0] is ref:
-            del self._entries[key]
+    def _forget(self, entry: weakref.ref) -> None:
+        """The object went: its entry goes too, unless a newer one took the slot."""
+        if self._entries.get(entry.key) is entry:  # type: ignore[attr-defined]
+            del self._entries[entry.key]  # type: ignore[attr-defined]

@@ -24,11 +24,11 @@ def test_a_tool_call_counts_and_a_message_that_died_is_forgotten() -> None:
     step = AIMessage("", tool_calls=[{"name": "f", "args": {"q": "y" * 90}, "id": "c"}])
     assert most_tokens([step]) >= estimated_tokens([step]) > estimated_tokens([AIMessage("")])
     assert step in context_fit._BOUNDS
-    stored = context_fit._BOUNDS._entries[id(step)][0]  # the entry's weak reference
+    stored = context_fit._BOUNDS._entries[id(step)]  # the entry (a weak reference)
     del step
     most_tokens([])  # the last request is held until the next one (its prefix is reused)
     gc.collect()
-    assert all(entry[0] is not stored for entry in context_fit._BOUNDS._entries.values())
+    assert all(entry is not stored for entry in context_fit._BOUNDS._entries.values())
 
 
 def test_a_request_that_grew_at_its_end_is_measured_for_its_new_messages_only() -> None:

@@ -42,7 +42,7 @@ def test_no_entry_outlives_its_object_or_answers_for_another() -> None:
     ghost = Thing("ghost")
     cache.get(ghost, 0, lambda t: t.text)
     key = id(ghost)
-    ref, fingerprint, value = cache._entries[key]
+    entry = cache._entries[key]
     newcomer = Thing("new")
-    cache._entries[id(newcomer)] = (ref, fingerprint, value)  # same slot, another object
+    cache._entries[id(newcomer)] = entry  # same slot, another object
     assert cache.get(newcomer, 0, lambda t: t.text) == "new"
