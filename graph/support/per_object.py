@@ -35,6 +35,9 @@ class _Entry(weakref.ref):
     is one more for the garbage collector to count and walk."""
 
     __slots__ = ("fingerprint", "key", "value")
+    key: int  # the object's id, the entry's key
+    fingerprint: Hashable
+    value: Any
 
 
 class PerObject(Generic[T]):
@@ -92,7 +95,7 @@ class PerObject(Generic[T]):
     def __len__(self) -> int:
         return len(self._entries)
 
-    def _forget(self, entry: weakref.ref) -> None:
+    def _forget(self, entry: _Entry) -> None:
         """The object went: its entry goes too, unless a newer one took the slot."""
-        if self._entries.get(entry.key) is entry:  # type: ignore[attr-defined]
-            del self._entries[entry.key]  # type: ignore[attr-defined]
+        if self._entries.get(entry.key) is entry:
+            del self._entries[entry.key]
