@@ -18,7 +18,6 @@ thread.
 from __future__ import annotations
 
 import contextlib
-import operator
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal, NotRequired
@@ -38,6 +37,8 @@ from langgraph.channels import DeltaChannel, EphemeralValue, LastValue, Untracke
 from langgraph.graph.message import add_messages
 from langgraph.managed import RemainingSteps
 from typing_extensions import TypedDict  # pydantic needs it for schemas on Python < 3.12
+
+from graph.messages import ID_OF
 
 Status = Literal["running", "answered", "max_steps", "stuck", "timeout", "error", "stopped"]
 STATUSES: frozenset[str] = frozenset(Status.__args__)  # type: ignore[attr-defined]
@@ -222,7 +223,7 @@ def _only_appends(messages: list[AnyMessage], batch: list[BaseMessage]) -> bool:
     others = set(map(type, messages)) - _STANDARD
     if others and not all(map(_plain, others)):
         return False
-    known = set(map(_ID, messages))
+    known = set(map(ID_OF, messages))
     return None not in known and known.isdisjoint(ids)
 
 
@@ -231,7 +232,6 @@ def _plain(kind: type) -> bool:
     return issubclass(kind, BaseMessage) and not issubclass(kind, _NOT_APPENDED)
 
 
-_ID = operator.attrgetter("id")
 _NOT_APPENDED = (RemoveMessage, BaseMessageChunk)
 _STANDARD = frozenset({HumanMessage, AIMessage, ToolMessage, SystemMessage})
 

@@ -8,7 +8,6 @@ anything that shows a paused or crashed run.
 from __future__ import annotations
 
 import contextlib
-import operator
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -33,14 +32,11 @@ def run_messages(messages: Sequence[BaseMessage], question_id: str | None) -> li
     last message with that id is found in C (the ids read by `map`, searched reversed): every
     step asks, and a loop in Python would walk the whole run each time."""
     if question_id:
-        ids = list(map(_ID, messages))
+        ids = list(map(m.ID_OF, messages))
         ids.reverse()
         with contextlib.suppress(ValueError):
             return list(messages[len(ids) - ids.index(question_id) :])
     return list(messages)
-
-
-_ID = operator.attrgetter("id")
 
 
 def steps_taken(messages: Sequence[BaseMessage], run: Mapping[str, Any]) -> int:

@@ -9,7 +9,6 @@ or the system prompt changes what is sent.
 
 from __future__ import annotations
 
-import operator
 import os
 import time
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from langchain_core.runnables import Runnable
 from langgraph.graph.message import add_messages
 from langgraph.runtime import get_runtime
 
+from graph.messages import ID_OF
 from graph.models import factory
 from graph.nodes.bindings import Bindings
 from graph.nodes.finish import closing_update
@@ -36,7 +36,6 @@ from tools.mcp.approvals import check_approvals
 
 # supersteps after think that still end through finish: review, act, observe, finish
 AFTER_THINK = 4
-_ID = operator.attrgetter("id")
 _NO_ID = frozenset({None, ""})
 
 
@@ -97,7 +96,7 @@ def prepare(b: Bindings, state: AgentState) -> Plan:
     messages = conversation(view)
     plan.protocol, plan.tools, plan.wrap_up, plan.local = chosen, tools, wrap_up, local
     plan.conversation_size = len(messages)
-    plan.known_ids = frozenset(map(_ID, view)) - _NO_ID  # read in C: every step, every message
+    plan.known_ids = frozenset(map(ID_OF, view)) - _NO_ID  # read in C: every step, every message
     plan.steps = steps_taken(in_run, run)
     plan.quotes = b.quotes(ctx, chosen, local, in_run)
     plan.runnable = b.bound(ctx, chosen, tools, local, plan.quotes)
