@@ -10,6 +10,8 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
+from graph.support import thread_loop
+
 T = TypeVar("T")
 
 
@@ -25,9 +27,7 @@ def run_sync(make_coroutine: Callable[[], Awaitable[T]]) -> T:
     async def main() -> T:
         return await make_coroutine()
 
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
+    if thread_loop.free():
         return asyncio.run(main())
     context = contextvars.copy_context()
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="react-agent-tool") as pool:
