@@ -15,7 +15,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
-from graph.state import check_messages, run_status
+from graph.message_reducer import check_messages
+from graph.state import run_status
 
 
 class NothingToResume(ValueError):

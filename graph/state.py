@@ -17,28 +17,15 @@ thread.
 
 from __future__ import annotations
 
-import contextlib
-import uuid
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal, NotRequired
 
-from langchain_core.messages import (
-    AIMessage,
-    AnyMessage,
-    BaseMessage,
-    BaseMessageChunk,
-    HumanMessage,
-    RemoveMessage,
-    SystemMessage,
-    ToolMessage,
-    convert_to_messages,
-)
+from langchain_core.messages import AnyMessage
 from langgraph.channels import DeltaChannel, EphemeralValue, LastValue, UntrackedValue
-from langgraph.graph.message import add_messages
 from langgraph.managed import RemainingSteps
 from typing_extensions import TypedDict  # pydantic needs it for schemas on Python < 3.12
 
-from graph.messages import ID_OF
+from graph.message_reducer import add_message_batches
 
 Status = Literal["running", "answered", "max_steps", "stuck", "timeout", "error", "stopped"]
 STATUSES: frozenset[str] = frozenset(Status.__args__)  # type: ignore[attr-defined]
@@ -184,82 +171,6 @@ def replace_text(current: str | None, update: Any) -> str | None:
     if update is not None and not isinstance(update, str):
         raise ValueError(f"'answer' and 'error' must be text or null, got {update!r:.80}.")
     return update
-
-
-def add_message_batches(messages: list[AnyMessage], writes: Sequence[Any]) -> list[AnyMessage]:
-    """`add_messages` over a batch of writes in one call: the same result as one call per write
-    (later messages with a known id replace earlier ones either way), in one pass.
-
-    Messages written without an id (`("user", "...")` inputs) get one derived from their place
-    in the conversation: the channel is rebuilt from its writes on every load, and a random id
-    would change each time. A write that is not a message is refused here, at write time.
-    """
-    flat = [m for write in writes for m in (write if isinstance(write, list) else [write])]
-    try:
-        batch = convert_to_messages(flat)
-    except Exception as exc:  # LangChain raises AttributeError for some malformed fields too
-        raise ValueError(f"'messages' update refused: {_reason(exc)}") from None
-    for offset, message in enumerate(batch):
-        if not isinstance(message, BaseMessage):  # pragma: no cover - convert_to_messages
-            raise ValueError(f"'messages' update refused: {message!r:.80} is not a message.")
-        if message.id is None:
-            seed = f"{len(messages) + offset}:{message.type}:{message.text}"
-            message.id = str(uuid.uuid5(uuid.NAMESPACE_URL, seed))
-    if _only_appends(messages, batch):
-        return [*messages, *batch]
-    return add_messages(messages, batch)
-
-
-def _only_appends(messages: list[AnyMessage], batch: list[BaseMessage]) -> bool:
-    """Whether `add_messages` would only append the batch: every id new and distinct, nothing
-    to remove, no chunk to convert. Then the result is the two lists joined, without its
-    passes over the whole conversation in Python: LangGraph runs this reducer four times per
-    iteration (each node's write, and each router's fresh copy of the state). The stored list
-    is checked by its few distinct classes (a snapshot may hold dicts, an `Overwrite` anything)
-    and its ids, both read in C."""
-    ids = [x.id for x in batch]
-    if len(set(ids)) != len(ids) or any(isinstance(x, _NOT_APPENDED) for x in batch):
-        return False
-    others = set(map(type, messages)) - _STANDARD
-    if others and not all(map(_plain, others)):
-        return False
-    known = set(map(ID_OF, messages))
-    return None not in known and known.isdisjoint(ids)
-
-
-def _plain(kind: type) -> bool:
-    """A message class `add_messages` keeps as it is (no conversion, no chunk to merge)."""
-    return issubclass(kind, BaseMessage) and not issubclass(kind, _NOT_APPENDED)
-
-
-_NOT_APPENDED = (RemoveMessage, BaseMessageChunk)
-_STANDARD = frozenset({HumanMessage, AIMessage, ToolMessage, SystemMessage})
-
-
-def check_messages(value: Any) -> None:
-    """Refuse, with one sentence, a `messages` write that cannot become messages, before
-    LangGraph converts it to give it an id (its own conversion raises a validation dump, or an
-    AttributeError, that never reaches the reducer). Nothing is changed: message objects are
-    left alone, other items are converted into copies only to see whether they can be."""
-    for item in value if isinstance(value, list) else [value]:
-        if isinstance(item, BaseMessage):
-            continue
-        try:
-            convert_to_messages([item])
-        except Exception as exc:
-            raise ValueError(f"'messages' update refused: {_reason(exc)}") from None
-
-
-def _reason(exc: Exception) -> str:
-    """The first problem of a conversion error, on one line."""
-    errors = getattr(exc, "errors", None)
-    if callable(errors):  # pydantic: the first error's field and message, not the dump
-        with contextlib.suppress(Exception):
-            first = errors()[0]
-            field = ".".join(str(part) for part in first.get("loc", ()))
-            return f"{field}: {first['msg']}." if field else f"{first['msg']}."
-    text = str(exc).split("\n", 1)[0].strip() or type(exc).__name__
-    return text if text.endswith(".") else f"{text}."
 
 
 # The conversation grows by every step. As a delta channel, each checkpoint stores only the new

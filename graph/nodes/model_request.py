@@ -149,12 +149,19 @@ def _stored(
             update["tool_calls"] = calls
         return reply.model_copy(update=update)
     raw = meta.pop(m.RAW, None)
-    bare = AIMessage(
-        content=content,
-        tool_calls=calls or [],
-        id=own_id,
-        usage_metadata=reply.usage_metadata,
-        response_metadata={**reply.response_metadata, **meta},
+    # the step alone, every other field reset: a copy skips validating the reply again, and
+    # `calls` are already well-formed (`_fitted`). The provider's extras go: its
+    # `additional_kwargs` may hold native `tool_calls`, which a reload would turn into calls.
+    bare = reply.model_copy(
+        update={
+            "content": content,
+            "tool_calls": calls or [],
+            "invalid_tool_calls": [],
+            "additional_kwargs": {},
+            "name": None,
+            "id": own_id,
+            "response_metadata": {**reply.response_metadata, **meta},
+        }
     )
     return _with_text_if_not_derivable(bare, raw)
 

@@ -1,4 +1,4 @@
-"""The conversation's reducer (`graph.state.add_message_batches`) gives what LangGraph's
+"""The conversation's reducer (`graph.message_reducer.add_message_batches`) gives what LangGraph's
 `add_messages` gives, whether it takes its shortcut (a batch that only appends) or not."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from langchain_core.messages import (
 )
 from langgraph.graph.message import add_messages
 
-from graph.state import add_message_batches
+from graph.message_reducer import add_message_batches
 
 IDS = [f"m{i}" for i in range(8)]
 
@@ -79,3 +79,56 @@ def test_a_batch_of_new_messages_is_appended_as_given() -> None:
     batch = [ToolMessage(content="r", tool_call_id="c", id="t")]
     got = add_message_batches(left, [batch])
     assert got[:2] == left and got[2] is batch[0] and got is not left
+
+
+# The reducer keeps the ids of the last conversation it checked. These feed it what LangGraph
+# does: its own results back, copies of them (a router's fresh copy of the state), a branch
+# that left the kept conversation, and a message whose id was already there.
+steps = st.lists(
+    st.tuples(
+        st.sampled_from(["result", "copy", "earlier"]),  # which conversation the write goes to
+        st.lists(
+            st.tuples(kinds | st.sampled_from(["chunk"]), st.sampled_from([*IDS, "n1", "n2"])),
+            min_size=1,
+            max_size=2,
+        ),
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(stored, steps)
+def test_a_growing_conversation_matches_add_messages(left_spec: list, step_specs: list) -> None:
+    ours = [message(kind, i) for kind, i in left_spec if kind != "dict"]
+    theirs = list(ours)
+    history = [(ours, theirs)]
+    for source, batch_spec in step_specs:
+        base, expected_base = {
+            "result": history[-1],
+            "copy": (list(history[-1][0]), history[-1][1]),
+            "earlier": history[0],
+        }[source]
+        batch = [message(kind, i) for kind, i in batch_spec]
+        ours = add_message_batches(base, [batch])
+        theirs = add_messages(list(expected_base), list(batch))
+        assert [(type(m), m.id, m.content) for m in ours] == [
+            (type(m), m.id, m.content) for m in theirs
+        ]
+        history.append((ours, theirs))
+
+
+def test_an_id_already_in_the_kept_conversation_is_replaced_not_appended() -> None:
+    left = [HumanMessage(content="hi", id="h"), AIMessage(content="one", id="a")]
+    grown = add_message_batches(left, [[ToolMessage(content="r", tool_call_id="c", id="t")]])
+    again = add_message_batches(list(grown), [[AIMessage(content="two", id="a")]])
+    assert [(m.id, m.content) for m in again] == [("h", "hi"), ("a", "two"), ("t", "r")]
+
+
+def test_a_list_changed_in_place_after_the_reducer_read_it_is_read_again() -> None:
+    left = [HumanMessage(content="hi", id="h")]
+    add_message_batches(left, [[AIMessage(content="one", id="a")]])
+    left.append(AIMessage(content="two", id="b"))  # someone else's list, appended to
+    got = add_message_batches(left, [[AIMessage(content="three", id="b")]])
+    assert [(m.id, m.content) for m in got] == [("h", "hi"), ("b", "three")]
