@@ -40,11 +40,15 @@ def run_messages(messages: Sequence[BaseMessage], question_id: str | None) -> li
 
 
 def steps_taken(messages: Sequence[BaseMessage], run: Mapping[str, Any]) -> int:
-    """The steps the model took in this run (`messages` from `run_messages`): the number think
-    wrote on its last step, so a middleware that drops old messages does not reset the count,
-    and no bookkeeping is written per step. A run an earlier release started kept the count
-    in `run`."""
+    """The steps the model took in the run `run` describes: the number think wrote on its last
+    step after the run's question, so a middleware that drops old messages does not reset the
+    count, and no bookkeeping is written per step. Read from the end, where that step nearly
+    always is (the question bounds the search, as in `run_messages`), not over the whole
+    conversation at every step. A run an earlier release started kept the count in `run`."""
+    question_id = run.get("question_id")
     for message in reversed(messages):
+        if question_id and message.id == question_id:
+            break
         if isinstance(message, AIMessage) and m.STEP in message.response_metadata:
             return int(message.response_metadata[m.STEP])
     return int(run.get("iteration") or 0)

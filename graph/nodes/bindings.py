@@ -26,7 +26,7 @@ from graph.policies import loop_policies
 from graph.protocols.text.grammar import grammar_for, request_options, use_grammar
 from graph.protocols.text.observations import quotable_lines
 from graph.settings import ENV_VARS, AgentContext, resolve_run_context
-from graph.steps import latest_observations
+from graph.steps import latest_observations, run_messages
 
 # The embedded model is small and slow: it gets bounds of its own unless the operator set them.
 LOCAL_DEFAULTS = {
@@ -146,16 +146,21 @@ class Bindings:
         return self.model or factory.resolve_model(ctx)
 
     def quotes(
-        self, ctx: AgentContext, protocol: str, local: bool, messages: Sequence[BaseMessage]
+        self,
+        ctx: AgentContext,
+        protocol: str,
+        local: bool,
+        messages: Sequence[BaseMessage],
+        question_id: str | None = None,
     ) -> list[str]:
-        """The lines a Final Answer may be (quoted answers) after the results that end this
-        run's `messages`, or none: the answer is free. The results are looked for only where
-        quoted answers are on."""
+        """The lines a Final Answer may be (quoted answers) after the results that end the
+        run's part of `messages` (after its question), or none: the answer is free. The results
+        are looked for only where quoted answers are on."""
         if not ctx.quoted_answers:
             return []
         if not use_grammar(ctx.constrained_decoding, protocol=protocol, local=local):
             return []
-        observations = latest_observations(messages)
+        observations = latest_observations(run_messages(messages, question_id))
         return quotable_lines(observations) if observations else []
 
     def bound(

@@ -87,7 +87,7 @@ def _notice(
     out_of_room: bool,
 ) -> str | None:
     run = state.get("run") or {}
-    done = steps_taken(run_messages(messages, run.get("question_id")), run)
+    done = steps_taken(messages, run)
     if status == "max_steps":
         if done >= ctx.max_steps and not out_of_room:
             return (

@@ -26,7 +26,7 @@ from graph.protocols.native import native_invalid_observation
 from graph.protocols.text.prompts import invalid_reply_observation
 from graph.settings import AgentContext
 from graph.state import AgentState, RouteState
-from graph.steps import run_messages, steps_taken
+from graph.steps import steps_taken
 
 AFTER_OBSERVE = 4  # supersteps the next step needs to still end through finish
 WRAP_UP = 2  # think, finish
@@ -78,7 +78,7 @@ def assess(
         return {**update, "run": changes, "status": "answered", "answer": direct}
     remaining = state.get("remaining_steps", 10**6) - b.step_hooks - b.closing_hooks
     streak = changes.get("invalid_streak", run.get("invalid_streak", 0))
-    done = steps_taken(run_messages(messages, run.get("question_id")), run)
+    done = steps_taken(messages, run)
     status = _next(ctx, repeats, streak, done, remaining)
     if status == "wrap_up":
         changes["wrap_up"] = True

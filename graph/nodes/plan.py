@@ -31,7 +31,7 @@ from graph.protocols.native import DEFAULT_INSTRUCTIONS
 from graph.redaction import redact
 from graph.settings import AgentContext
 from graph.state import AgentState
-from graph.steps import run_messages, steps_taken
+from graph.steps import steps_taken
 from tools.mcp.approvals import check_approvals
 
 # supersteps after think that still end through finish: review, act, observe, finish
@@ -92,13 +92,12 @@ def prepare(b: Bindings, state: AgentState) -> Plan:
     approve = ctx.approve
     if list(run.get("approve") or []) != approve:  # rides along: a resume keeps the policy
         plan.update["run"] = {**plan.update.get("run", {}), "approve": approve}
-    in_run = run_messages(view, run.get("question_id"))
     messages = conversation(view)
     plan.protocol, plan.tools, plan.wrap_up, plan.local = chosen, tools, wrap_up, local
     plan.conversation_size = len(messages)
     plan.known_ids = frozenset(map(ID_OF, view)) - _NO_ID  # read in C: every step, every message
-    plan.steps = steps_taken(in_run, run)
-    plan.quotes = b.quotes(ctx, chosen, local, in_run)
+    plan.steps = steps_taken(view, run)
+    plan.quotes = b.quotes(ctx, chosen, local, view, run.get("question_id"))
     plan.runnable = b.bound(ctx, chosen, tools, local, plan.quotes)
     seen = {**state, **{k: v for k, v in plan.update.items() if k != "messages"}}
     seen["run"] = {**run, **plan.update.get("run", {})}  # the bookkeeping as this step sees it

@@ -1,5 +1,7 @@
 """`run_messages`: the messages after the last one with the run's question id, found in C.
-Checked against the plain reading (a loop from the end) on generated conversations."""
+Checked against the plain reading (a loop from the end) on generated conversations, and
+`steps_taken`, which reads the same part of the conversation from its end, against the count
+over `run_messages`."""
 
 from __future__ import annotations
 
@@ -7,7 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from graph.steps import run_messages
+from graph import messages as m
+from graph.steps import run_messages, steps_taken
 
 
 def by_a_loop(messages: list[BaseMessage], question_id: str | None) -> list[BaseMessage]:
@@ -38,3 +41,32 @@ def test_it_agrees_with_a_loop_from_the_end(ids: list[str | None], question_id: 
     found = run_messages(messages, question_id)
     assert [m.content for m in found] == [m.content for m in by_a_loop(messages, question_id)]
     assert found is not messages  # a list of its own: callers may change it
+
+
+def counted_over_the_run(messages: list[BaseMessage], run: dict) -> int:
+    for message in reversed(run_messages(messages, run.get("question_id"))):
+        if isinstance(message, AIMessage) and m.STEP in message.response_metadata:
+            return int(message.response_metadata[m.STEP])
+    return int(run.get("iteration") or 0)
+
+
+@given(
+    kinds=st.lists(
+        st.tuples(st.sampled_from(["human", "step", "answer"]), st.sampled_from(["a", "b", "c"])),
+        max_size=12,
+    ),
+    question_id=st.sampled_from(["a", "b", "z", None]),
+    iteration=st.sampled_from([0, 3]),
+)
+def test_steps_taken_counts_the_last_step_after_the_question(
+    kinds: list[tuple[str, str]], question_id: str | None, iteration: int
+) -> None:
+    messages: list[BaseMessage] = []
+    for number, (kind, message_id) in enumerate(kinds, start=1):
+        if kind == "human":
+            messages.append(HumanMessage("q", id=message_id))
+        else:
+            meta = {m.STEP: number} if kind == "step" else {}
+            messages.append(AIMessage("s", id=message_id, response_metadata=meta))
+    run = {"question_id": question_id, "iteration": iteration}
+    assert steps_taken(messages, run) == counted_over_the_run(messages, run)
