@@ -43,30 +43,34 @@ def add_message_batches(messages: list[AnyMessage], writes: Sequence[Any]) -> li
     would change each time. A write that is not a message is refused here, at write time.
     """
     flat = [m for write in writes for m in (write if isinstance(write, list) else [write])]
-    if all(type(m) in _STANDARD for m in flat):
-        batch = flat  # already messages: nothing for the conversion to do
+    standard = _STANDARD.issuperset(map(type, flat))  # messages already: nothing to convert
+    if standard:
+        batch = flat
     else:
         try:
             batch = convert_to_messages(flat)
         except Exception as exc:  # LangChain raises AttributeError for some malformed fields
             raise ValueError(f"'messages' update refused: {_reason(exc)}") from None
-    for offset, message in enumerate(batch):
-        if not isinstance(message, BaseMessage):  # pragma: no cover - convert_to_messages
-            raise ValueError(f"'messages' update refused: {message!r:.80} is not a message.")
-        if message.id is None:
-            seed = f"{len(messages) + offset}:{message.type}:{message.text}"
-            message.id = str(uuid.uuid5(uuid.NAMESPACE_URL, seed))
-    if _only_appends(messages, batch):
+    if not standard or None in map(ID_OF, batch):
+        for offset, message in enumerate(batch):
+            if not isinstance(message, BaseMessage):  # pragma: no cover - convert_to_messages
+                raise ValueError(f"'messages' update refused: {message!r:.80} is not a message.")
+            if message.id is None:
+                seed = f"{len(messages) + offset}:{message.type}:{message.text}"
+                message.id = str(uuid.uuid5(uuid.NAMESPACE_URL, seed))
+    if _only_appends(messages, batch, standard):
         return [*messages, *batch]
     return add_messages(messages, batch)
 
 
-def _only_appends(messages: list[AnyMessage], batch: list[BaseMessage]) -> bool:
+def _only_appends(messages: list[AnyMessage], batch: list[BaseMessage], standard: bool) -> bool:
     """Whether `add_messages` would only append the batch: every id new and distinct, nothing
-    to remove, no chunk to convert. The stored list is checked by its classes (a snapshot may
-    hold dicts, an `Overwrite` anything) and its ids."""
-    ids = [x.id for x in batch]
-    if len(set(ids)) != len(ids) or any(isinstance(x, _NOT_APPENDED) for x in batch):
+    to remove, no chunk to convert (none in a batch of `standard` classes). The stored list is
+    checked by its classes (a snapshot may hold dicts, an `Overwrite` anything) and its ids."""
+    ids = list(map(ID_OF, batch))
+    if len(set(ids)) != len(ids):
+        return False
+    if not standard and any(isinstance(x, _NOT_APPENDED) for x in batch):
         return False
     known = _KNOWN(messages)
     return known is not None and known.isdisjoint(ids)
