@@ -103,10 +103,7 @@ class _KnownIds:
             added = set(map(ID_OF, new))
             if None in added:
                 return None
-            if ids:
-                ids.update(added)
-            else:
-                ids = added
+            ids.update(added)
             self._last = (list(messages), ids)  # one assignment: threads see either
         return ids
 

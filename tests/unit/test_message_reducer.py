@@ -41,16 +41,18 @@ stored = st.lists(  # what the channel holds: messages, or anything an Overwrite
     max_size=6,
     unique_by=lambda x: x[1],
 )
-batches = st.lists(
-    st.lists(
-        st.tuples(
-            kinds | st.sampled_from(["chunk", "remove"]), st.sampled_from([*IDS, "n1", "n2"])
-        ),
-        max_size=3,
-    ),
-    min_size=1,
-    max_size=3,
-)
+
+
+def written(*other_kinds: str) -> st.SearchStrategy:
+    """A message a node writes: a known id or a new one."""
+    return st.tuples(kinds | st.sampled_from(other_kinds), st.sampled_from([*IDS, "n1", "n2"]))
+
+
+def shown(messages: list[Any]) -> list[tuple[Any, ...]]:
+    return [(type(m), m.id, m.content) for m in messages]
+
+
+batches = st.lists(st.lists(written("chunk", "remove"), max_size=3), min_size=1, max_size=3)
 
 
 @settings(max_examples=400, deadline=None)
@@ -69,9 +71,7 @@ def test_the_reducer_matches_add_messages(left_spec: list, batch_specs: list) ->
             return
         raise AssertionError("the reducer accepted what add_messages refused") from None
     got = add_message_batches(list(left), writes)
-    assert [(type(m), m.id, m.content) for m in got] == [
-        (type(m), m.id, m.content) for m in expected
-    ]
+    assert shown(got) == shown(expected)
 
 
 def test_a_batch_of_new_messages_is_appended_as_given() -> None:
@@ -87,11 +87,7 @@ def test_a_batch_of_new_messages_is_appended_as_given() -> None:
 steps = st.lists(
     st.tuples(
         st.sampled_from(["result", "copy", "earlier"]),  # which conversation the write goes to
-        st.lists(
-            st.tuples(kinds | st.sampled_from(["chunk"]), st.sampled_from([*IDS, "n1", "n2"])),
-            min_size=1,
-            max_size=2,
-        ),
+        st.lists(written("chunk"), min_size=1, max_size=2),
     ),
     min_size=1,
     max_size=8,
@@ -113,9 +109,7 @@ def test_a_growing_conversation_matches_add_messages(left_spec: list, step_specs
         batch = [message(kind, i) for kind, i in batch_spec]
         ours = add_message_batches(base, [batch])
         theirs = add_messages(list(expected_base), list(batch))
-        assert [(type(m), m.id, m.content) for m in ours] == [
-            (type(m), m.id, m.content) for m in theirs
-        ]
+        assert shown(ours) == shown(theirs)
         history.append((ours, theirs))
 
 
