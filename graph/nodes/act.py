@@ -10,10 +10,10 @@ exactly that call.
 A sync run awaits ToolNode's async path on its thread's own event loop
 (`graph.support.thread_loop`), since ToolNode's sync path starts and joins a thread for every
 call. It does so only where the two paths run the same code: no middleware of the user's wraps
-tool calls (a sync run calls their sync hooks), and the tool's sync function runs (on a daemon
-worker, as before; a tool with a coroutine too is awaited in its sync form) or the tool has
-only a coroutine. Otherwise, and in a thread that already runs an event loop, the call takes
-ToolNode's sync path.
+tool calls (a sync run calls their sync hooks), and the tool's sync function runs (in the run's
+thread with the loop stopped where that thread is the main one, else on a daemon worker; a tool
+with a coroutine too is awaited in its sync form) or the tool has only a coroutine. Otherwise,
+and in a thread that already runs an event loop, the call takes ToolNode's sync path.
 """
 
 from __future__ import annotations

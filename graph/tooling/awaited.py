@@ -6,8 +6,10 @@ follow that the agent does not want, and the innermost layer (`execution.abounde
 tool for one of the forms below:
 
 - a sync run awaits its calls on its thread's own loop (`graph.support.thread_loop`): a tool
-  with a function and a coroutine must run its function there, as a sync call would
-  (`sync_form`);
+  with a function must run that function, as a sync call would, even where it has a coroutine
+  too, and in the run's own thread with the loop stopped, as a plain call would, with no hand-off
+  to another thread (`caller_form`; `sync_form` where the function takes LangChain's callback
+  managers);
 - in an async run the default executor belongs to the caller's loop: `asyncio.run` waits for
   its threads when it ends, and a few calls stuck past their deadline fill it, so every later
   sync call in the process queues behind them. A tool's function runs on daemon workers
@@ -25,6 +27,7 @@ from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool, Tool
 
+from graph.support import thread_loop
 from graph.support.workers import BLOCKING
 
 Forms = dict[str, tuple[BaseTool, BaseTool]]  # name -> (the tool, the form awaited instead)
@@ -51,11 +54,26 @@ def async_only(tool: BaseTool | None) -> bool:
     )
 
 
-def awaited_forms(tools: Sequence[BaseTool], sync_run: bool) -> Forms:
+def awaited_forms(tools: Sequence[BaseTool], sync_run: bool, timeout: float) -> Forms:
     """The tools awaited in another form, for a sync run or for an async one."""
-    make = sync_form if sync_run else daemon_form
-    forms = {tool.name: (tool, make(tool)) for tool in tools}
+    if sync_run:
+        forms = {tool.name: (tool, caller_form(tool, timeout)) for tool in tools}
+    else:
+        forms = {tool.name: (tool, daemon_form(tool)) for tool in tools}
     return {name: pair for name, pair in forms.items() if pair[1] is not None}
+
+
+def caller_form(tool: BaseTool, timeout: float) -> BaseTool | None:
+    """A tool with a function, whose coroutine runs that function in the awaiting run's thread
+    with its loop stopped, cut at `timeout` (`thread_loop.outside`). A function that takes
+    LangChain's callback managers keeps the executor (`sync_form`): awaited, it would be
+    handed the async ones. None for any other tool."""
+    func = getattr(tool, "func", None)
+    if type(tool)._arun not in _FUNCTION_TOOLS or func is None:
+        return None
+    if _MANAGER_PARAMETERS & set(_parameters(func)):
+        return sync_form(tool)
+    return tool.model_copy(update={"coroutine": in_this_thread(func, timeout)})
 
 
 def sync_form(tool: BaseTool) -> BaseTool | None:
@@ -86,6 +104,18 @@ def on_daemon_workers(func: Callable[..., Any]) -> Callable[..., Any]:
     async def run(*args: Any, **kwargs: Any) -> Any:
         call = functools.partial(contextvars.copy_context().run, func, *args, **kwargs)
         return await asyncio.wrap_future(BLOCKING.submit(call))
+
+    return run
+
+
+def in_this_thread(func: Callable[..., Any], timeout: float) -> Callable[..., Any]:
+    """`func` as a coroutine function that runs it in the awaiting thread with its loop
+    stopped, in the awaiting task's context; its signature is `func`'s."""
+
+    @functools.wraps(func)
+    async def run(*args: Any, **kwargs: Any) -> Any:
+        call = functools.partial(contextvars.copy_context().run, func, *args, **kwargs)
+        return await thread_loop.outside(call, timeout)
 
     return run
 

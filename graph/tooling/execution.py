@@ -46,11 +46,11 @@ def tool_node(
     sync_run: bool = False,
 ) -> ToolNode:
     """A ToolNode running `tools` through the middleware's layers (outermost first), between
-    the agent's guard and bounds. Awaited, a call runs the code its run expects, on a daemon
-    worker where that is a sync function (`graph.tooling.awaited`); `sync_run` for a ToolNode
-    a sync run awaits."""
+    the agent's guard and bounds. Awaited, a call runs the code its run expects, where that is
+    a sync function in the sync run's own thread or on a daemon worker
+    (`graph.tooling.awaited`); `sync_run` for a ToolNode a sync run awaits."""
     names = [t.name for t in tools]
-    innermost = abounded(timeout, names, awaited_forms(tools, sync_run))
+    innermost = abounded(timeout, names, awaited_forms(tools, sync_run, timeout))
     return ToolNode(
         list(tools),
         handle_tool_errors=False,  # every failure reaches the layers, then the guard

@@ -1,8 +1,10 @@
 """Which code a tool call runs and on which thread (`graph.nodes.act`,
 `graph.tooling.awaited`): a sync run awaits ToolNode's async path on the thread's own loop
 where that runs the same code, else takes ToolNode's sync path; either way the tool's own sync
-code in a sync run, the user's sync hooks, and a deadline that holds. In an async run a
-tool's function runs on a daemon worker, not on the caller's loop's executor."""
+code in a sync run (in place in the main thread, on a daemon worker elsewhere), the user's
+sync hooks, and a deadline that holds. In an async run a tool's function runs on a daemon
+worker, not on the caller's loop's executor. `tests/unit/test_outside_the_loop.py` checks the
+function run in place."""
 
 from __future__ import annotations
 
@@ -45,9 +47,15 @@ def refuse_tool_nodes_sync_path(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_a_sync_tool_in_a_sync_run_runs_on_a_daemon_thread_without_a_thread_per_call(
-    protocol: str, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("caller", "ran_on"),
+    [("main thread", (False, True)), ("other thread", (True, False))],
+)
+def test_a_sync_tool_in_a_sync_run_runs_without_a_thread_per_call(
+    protocol: str, caller: str, ran_on: tuple[bool, bool], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """In the main thread the function runs in place (its deadline a timer signal); in any
+    other thread, on a daemon worker that is reused."""
     refuse_tool_nodes_sync_path(monkeypatch)
     seen: list[tuple[bool, bool]] = []
 
@@ -60,10 +68,18 @@ def test_a_sync_tool_in_a_sync_run_runs_on_a_daemon_thread_without_a_thread_per_
 
     script = [action(protocol, "where", {"text": str(i)}) for i in range(3)]
     agent = agent_for(protocol, [where], [*script, answer(protocol, "ok")])
-    out = agent.invoke({"messages": [("user", "go")]})
+    question = {"messages": [("user", "go")]}
+    if caller == "main thread":
+        out = agent.invoke(question)
+    else:
+        runs: list[dict[str, Any]] = []
+        other = threading.Thread(target=lambda: runs.append(agent.invoke(question)))
+        other.start()
+        other.join(60)
+        out = runs[0]
     assert out["status"] == "answered"
     assert [s["observation"] for s in out["steps"][:3]] == ["ran 0", "ran 1", "ran 2"]
-    assert seen == [(True, False)] * 3
+    assert seen == [ran_on] * 3
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
@@ -89,7 +105,8 @@ def test_a_tool_with_a_function_and_a_coroutine_runs_the_runs_own_form(
     refuse_tool_nodes_sync_path(monkeypatch)  # a sync run awaits its sync function too
 
     def shout_sync(text: str) -> str:
-        assert threading.current_thread().daemon
+        # in place in a sync run's main thread; on a daemon worker in an async run
+        assert (threading.current_thread() is threading.main_thread()) is (mode == "sync")
         return f"sync {text}"
 
     async def shout_async(text: str) -> str:
