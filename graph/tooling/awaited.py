@@ -22,7 +22,7 @@ import asyncio
 import contextvars
 import functools
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool, Tool
@@ -97,25 +97,28 @@ def daemon_form(tool: BaseTool) -> BaseTool | None:
 
 
 def on_daemon_workers(func: Callable[..., Any]) -> Callable[..., Any]:
-    """`func` as a coroutine function that runs it on daemon workers, in the awaiting task's
-    context; its signature is `func`'s, so LangChain passes it the same arguments."""
-
-    @functools.wraps(func)
-    async def run(*args: Any, **kwargs: Any) -> Any:
-        call = functools.partial(contextvars.copy_context().run, func, *args, **kwargs)
-        return await asyncio.wrap_future(BLOCKING.submit(call))
-
-    return run
+    """`func` as a coroutine function that runs it on daemon workers."""
+    return _awaitable(func, lambda call: asyncio.wrap_future(BLOCKING.submit(call)))
 
 
 def in_this_thread(func: Callable[..., Any], timeout: float) -> Callable[..., Any]:
     """`func` as a coroutine function that runs it in the awaiting thread with its loop
-    stopped, in the awaiting task's context; its signature is `func`'s."""
+    stopped, cut at `timeout`."""
+    return _awaitable(func, lambda call: thread_loop.outside(call, timeout))
+
+
+def _awaitable(
+    func: Callable[..., Any], runner: Callable[[Callable[[], Any]], Awaitable[Any]]
+) -> Callable[..., Any]:
+    """`func` as a coroutine function that hands `runner` the call, bound to its arguments
+    and the awaiting task's context; its signature is `func`'s, so LangChain passes it the
+    same arguments."""
 
     @functools.wraps(func)
     async def run(*args: Any, **kwargs: Any) -> Any:
-        call = functools.partial(contextvars.copy_context().run, func, *args, **kwargs)
-        return await thread_loop.outside(call, timeout)
+        return await runner(
+            functools.partial(contextvars.copy_context().run, func, *args, **kwargs)
+        )
 
     return run
 
