@@ -105,11 +105,11 @@ def call_model(
     hand-off at every step); elsewhere the stream is read on a thread of its own and waited for
     with the deadline (the run stops waiting, the reader stops at its next chunk)."""
     if alarm.available():
-        try:
-            with alarm.deadline(timeout):
-                return as_message(_read(runnable, messages, config, max_chars))
-        except alarm.Expired:
-            raise TimeoutError(f"no complete reply within {timeout:g} s") from None
+
+        def reply() -> AIMessage:
+            return as_message(_read(runnable, messages, config, max_chars))
+
+        return alarm.within(timeout, reply, "no complete reply")
     stop = threading.Event()
     read = partial(_read, runnable, messages, config, max_chars, stop)
     future = _READERS.submit(contextvars.copy_context().run, read)

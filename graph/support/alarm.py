@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 # after the first signal, again every so often: a library that catches the first one (a broad
 # `except BaseException`) does not get to run past the deadline
@@ -56,3 +58,13 @@ def deadline(seconds: float) -> Iterator[None]:
         armed = False
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def within(seconds: float, call: Callable[[], T], missed: str) -> T:
+    """`call()`, or a `TimeoutError` ("<missed> within <seconds> s") once `seconds` have passed
+    (call only when `available()`): the deadline's own `Expired` stays inside."""
+    try:
+        with deadline(seconds):
+            return call()
+    except Expired:
+        raise TimeoutError(f"{missed} within {seconds:g} s") from None

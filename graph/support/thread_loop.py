@@ -129,10 +129,7 @@ def _settle(call: Callable[[], Any], seconds: float, future: asyncio.Future[Any]
 def _outcome(call: Callable[[], Any], seconds: float) -> tuple[bool, Any]:
     """A call's result or failure, cut at `seconds`."""
     try:
-        with alarm.deadline(seconds):
-            return True, call()
-    except alarm.Expired:
-        return False, TimeoutError(f"the call did not return within {seconds:g} s")
+        return True, alarm.within(seconds, call, "the call did not return")
     except Exception as exc:  # the awaiting layers report it; Ctrl-C and exits go on
         return False, exc
 
