@@ -68,10 +68,10 @@ def caller_form(tool: BaseTool, timeout: float) -> BaseTool | None:
     with its loop stopped, cut at `timeout` (`thread_loop.outside`). A function that takes
     LangChain's callback managers keeps the executor (`sync_form`): awaited, it would be
     handed the async ones. None for any other tool."""
-    func = getattr(tool, "func", None)
-    if type(tool)._arun not in _FUNCTION_TOOLS or func is None:
+    func = _function(tool)
+    if func is None:
         return None
-    if _MANAGER_PARAMETERS & set(_parameters(func)):
+    if _takes_managers(func):
         return sync_form(tool)
     return tool.model_copy(update={"coroutine": in_this_thread(func, timeout)})
 
@@ -88,12 +88,21 @@ def daemon_form(tool: BaseTool) -> BaseTool | None:
     """A tool with only a function, whose coroutine runs that function on daemon workers. None
     for any other tool, and for a function that takes LangChain's callback managers (awaited,
     it would be handed the async ones)."""
-    if type(tool)._arun not in _FUNCTION_TOOLS or getattr(tool, "coroutine", None) is not None:
-        return None
-    func = getattr(tool, "func", None)
-    if func is None or _MANAGER_PARAMETERS & set(_parameters(func)):
+    func = _function(tool)
+    if func is None or getattr(tool, "coroutine", None) is not None or _takes_managers(func):
         return None
     return tool.model_copy(update={"coroutine": on_daemon_workers(func)})
+
+
+def _function(tool: BaseTool) -> Callable[..., Any] | None:
+    """The function of a LangChain function tool (`StructuredTool`, `Tool`), or None."""
+    if type(tool)._arun not in _FUNCTION_TOOLS:
+        return None
+    return getattr(tool, "func", None)
+
+
+def _takes_managers(func: Callable[..., Any]) -> bool:
+    return bool(_MANAGER_PARAMETERS & set(_parameters(func)))
 
 
 def on_daemon_workers(func: Callable[..., Any]) -> Callable[..., Any]:
