@@ -254,11 +254,13 @@ def test_a_sync_function_stuck_in_an_async_run_does_not_hold_up_asyncio_run() ->
     assert took < 20  # asyncio.run did not wait for the call it gave up on
 
 
-def test_a_function_taking_callbacks_in_an_async_run_still_gets_them() -> None:
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_function_taking_callbacks_still_gets_them(mode: str) -> None:
     def reports(text: str, callbacks: Any = None) -> str:
         return f"{text} with {type(callbacks).__name__}"  # a sync function's: the sync kind
 
     reporting = StructuredTool.from_function(func=reports, name="reports", description="R.")
     agent = agent_for("native", [reporting], [action("native", "reports", {"text": "a"}), "ok"])
-    out = asyncio.run(agent.ainvoke({"messages": [("user", "go")]}))
+    question = {"messages": [("user", "go")]}
+    out = agent.invoke(question) if mode == "sync" else asyncio.run(agent.ainvoke(question))
     assert observation(out) == "a with CallbackManager"
