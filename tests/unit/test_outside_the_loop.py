@@ -45,6 +45,12 @@ def in_a_thread(work: Any) -> Any:
     return result[0]
 
 
+def asked(protocol: str, tools: list[Any], script: list[Any], **kw: Any) -> dict[str, Any]:
+    """A sync run, from this thread, of an agent with the scripted model."""
+    agent = build_graph(model=ScriptedChatModel(script), tools=tools, protocol=protocol, **kw)
+    return agent.invoke({"messages": [("user", "go")]})
+
+
 @pytest.fixture
 def alarm_left_alone() -> Iterator[None]:
     yield
@@ -169,9 +175,9 @@ def test_a_sync_tool_in_a_sync_run_can_run_its_own_event_loop(protocol: str) -> 
         """Look it up with an async client."""
         return asyncio.run(look_up(text))
 
-    script = [action(protocol, "lookup", {"text": "x"}), answer(protocol, "ok")]
-    agent = build_graph(model=ScriptedChatModel(script), tools=[lookup], protocol=protocol)
-    out = agent.invoke({"messages": [("user", "go")]})
+    out = asked(
+        protocol, [lookup], [action(protocol, "lookup", {"text": "x"}), answer(protocol, "ok")]
+    )
     assert out["steps"][0]["observation"] == "looked up x"
     assert out["status"] == "answered"
 
@@ -183,17 +189,14 @@ def test_a_tool_that_runs_another_agent_in_a_sync_run(protocol: str) -> None:
         """Double a number."""
         return str(2 * n)
 
-    inner_script = [action(protocol, "double", {"n": 21}), answer(protocol, "42")]
-    inner = build_graph(model=ScriptedChatModel(inner_script), tools=[double], protocol=protocol)
-
     @tool
     def delegate(question: str) -> str:
         """Ask a helper agent."""
-        return inner.invoke({"messages": [("user", question)]})["answer"]
+        inner = [action(protocol, "double", {"n": 21}), answer(protocol, "42")]
+        return asked(protocol, [double], inner)["answer"]
 
     script = [action(protocol, "delegate", {"question": "21 doubled?"}), answer(protocol, "42")]
-    agent = build_graph(model=ScriptedChatModel(script), tools=[delegate], protocol=protocol)
-    out = agent.invoke({"messages": [("user", "go")]})
+    out = asked(protocol, [delegate], script)
     assert out["steps"][0]["observation"] == "42"
     assert out["answer"] == "42"
 
@@ -209,11 +212,8 @@ def test_a_stuck_sync_tool_in_a_sync_run_is_cut_at_the_deadline(
         return text
 
     script = [action(protocol, "stuck", {"text": "x"}), answer(protocol, "gave up")]
-    agent = build_graph(
-        model=ScriptedChatModel(script), tools=[stuck], protocol=protocol, tool_timeout=0.3
-    )
     started = time.monotonic()
-    out = agent.invoke({"messages": [("user", "go")]})
+    out = asked(protocol, [stuck], script, tool_timeout=0.3)
     assert time.monotonic() - started < 20
     assert out["steps"][0]["observation"] == "Tool 'stuck' timed out after 0.3 s."
     assert out["answer"] == "gave up"
