@@ -58,6 +58,7 @@ class Step(TypedDict, total=False):
     note: str | None
     decided_by: Literal["model", "code"]  # code: written without the model (a quoted answer)
     argument_by: Literal["model", "code"]  # who wrote a call's arguments (the embedded model)
+    rerun: bool  # the call ran again after an interrupted attempt (a crash)
 
 
 class Run(TypedDict, total=False):
