@@ -3,9 +3,10 @@
 Everything the CLI shows can come from a model, a tool, a stored checkpoint or the user, so no
 dynamic text is ever parsed as Rich markup (Rich gets `Text` objects, never markup strings), and
 every character that can hide, fake or reorder text on a terminal is shown as a `\\u{XXXX}`
-escape (`visible`), or a JSON `\\uXXXX` escape inside JSON (`json_text`). One predicate,
-`hides`, decides for all outputs: the approval prompt, step lines, answers, tables, `show`,
-errors and JSON Lines.
+escape (`visible`), or a JSON `\\uXXXX` escape inside JSON strings (`json_text`: escaped only
+inside strings, so every JSON document and line parses back to the value it was written from).
+One predicate, `hides`, decides for all outputs: the approval prompt, step lines, answers,
+tables, `show`, errors and JSON Lines.
 
 Tables are plain, aligned text when stdout is not a terminal (no wrapping, no truncation, one row
 per line, so `grep` and `cut` see whole rows) and Rich tables only on a terminal. `--json`
@@ -72,23 +73,79 @@ def _json_escape(char: str) -> str:
     return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
-def json_escape(text: str) -> str:
-    """JSON text (as `json.dumps` writes it) with every hiding character written as a JSON
-    escape: the same document once parsed. Such characters only occur inside JSON strings,
-    where an escape means the same character. This covers U+2028, U+2029 and U+0085, which
-    some JSON Lines readers take for line breaks."""
-    if text.isascii() and "\x7f" not in text:  # json.dumps escapes every other ASCII control
-        return text
-    return "".join(_json_escape(c) if hides(c) else c for c in text)
+def json_string(text: str) -> str:
+    """One JSON string literal for `text`: non-ASCII kept readable, every hiding character a
+    JSON `\\uXXXX` escape. Escaping here, inside one literal, is always sound: everything between
+    its quotes is the string's own content or an ASCII escape `json.dumps` wrote."""
+    literal = json.dumps(text, ensure_ascii=False)
+    if literal.isascii() and "\x7f" not in literal:  # json.dumps escapes the other controls
+        return literal
+    return "".join(_json_escape(c) if hides(c) else c for c in literal)
+
+
+def _key(key: object) -> str:
+    """A mapping key as `json.dumps` writes it (a string; numbers, booleans and None as JSON
+    spells them, anything else as its `str`)."""
+    if isinstance(key, str):
+        return key
+    if key is None or isinstance(key, (bool, int, float)):
+        return json.dumps(key)
+    return str(key)
+
+
+def _encode(value: Any, indent: int | None, depth: int, open_ids: set[int]) -> str:
+    """`value` as `json.dumps(value, ensure_ascii=False, default=str, indent=indent)` writes it,
+    except that each string is written by `json_string`: its hiding characters are escaped
+    and the document's own layout (newlines, spaces) is left alone."""
+    if isinstance(value, str):
+        return json_string(value)
+    if value is None or isinstance(value, (bool, int, float)):
+        return json.dumps(value)
+    if not isinstance(value, (dict, list, tuple)):
+        return json_string(str(value))  # json.dumps(default=str)
+    if id(value) in open_ids:
+        raise ValueError("Circular reference detected")  # as json.dumps says
+    if not value:
+        return "{}" if isinstance(value, dict) else "[]"
+    open_ids.add(id(value))
+    if isinstance(value, dict):
+        parts = [
+            f"{json_string(_key(k))}: {_encode(v, indent, depth + 1, open_ids)}"
+            for k, v in value.items()
+        ]
+        start, end = "{", "}"
+    else:
+        parts = [_encode(item, indent, depth + 1, open_ids) for item in value]
+        start, end = "[", "]"
+    open_ids.discard(id(value))
+    if indent is None:
+        return start + ", ".join(parts) + end
+    inner = "\n" + " " * (indent * (depth + 1))
+    return start + inner + ("," + inner).join(parts) + "\n" + " " * (indent * depth) + end
 
 
 def json_text(value: Any, *, indent: int | None = None) -> str:
-    """`value` as JSON (non-ASCII kept readable), hiding characters escaped (`json_escape`)."""
+    """`value` as JSON (non-ASCII kept readable) that parses back to `value`, with every hiding
+    character escaped inside its strings, and only there: the layout of an indented document
+    (its newlines) is the document's, not text to escape.
+
+    The C encoder writes the common case; only a document that holds a hiding character in
+    some string is written again, string by string (`_encode`)."""
     try:
-        text = json.dumps(value, ensure_ascii=False, default=str, indent=indent)
+        text: str | None = json.dumps(value, ensure_ascii=False, default=str, indent=indent)
+    except TypeError:  # a key json.dumps refuses (a tuple, an object): written as its str
+        text = None
     except ValueError:  # circular structures: show something rather than fail
-        text = json.dumps(repr(value), ensure_ascii=False)
-    return json_escape(text)
+        return json_string(repr(value))
+    if text is not None and (
+        (text.isascii() and "\x7f" not in text)  # json.dumps escapes every other ASCII control
+        or not any(hides(c) for c in set(text) - {"\n"})  # a raw "\n" is only ever layout
+    ):
+        return text
+    try:
+        return _encode(value, indent, 0, set())
+    except ValueError:
+        return json_string(repr(value))
 
 
 def visible_json(value: Any) -> str:

@@ -14,7 +14,7 @@ import typer
 
 from graph.cli import options as o
 from graph.cli.guard import run_command
-from graph.cli.output import error, json_escape, json_lines, say, table
+from graph.cli.output import error, json_lines, json_text, say, table
 
 
 def _unreadable(thread: str, exc: Exception) -> str:
@@ -74,7 +74,7 @@ def show(
         import asyncio
 
         from graph.cli.session import with_store
-        from graph.persistence.history import state_as_json
+        from graph.persistence.history import state_as_dict
 
         o.thread_id(thread)
 
@@ -90,8 +90,8 @@ def show(
             raise o.no_checkpoint(checkpoint, thread)
         following = ", ".join(snapshot.next) or "(end)"
         say(f"thread {thread} · checkpoint {checkpoint} · next: {following}")
-        state = state_as_json(snapshot.values or {}, indent=None if as_json else 2)
-        sys.stdout.write(json_escape(state) + "\n")
+        state = state_as_dict(snapshot.values or {})
+        sys.stdout.write(json_text(state, indent=None if as_json else 2) + "\n")
 
     run_command(body)
 
