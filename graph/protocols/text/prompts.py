@@ -72,7 +72,7 @@ def text_system_prompt(tools: Sequence[BaseTool], instructions: str | None = Non
     for the same tool lines and instructions (every step of a run asks again): the same
     string object comes back, so the system message cache finds it without hashing it anew."""
     lines = tuple(render_tool(t) for t in tools)
-    names = tuple(t.name for t in tools)
+    names = tuple(t.name if isinstance(t, BaseTool) else tool_spec(t)["name"] for t in tools)
     return _PROMPTS.get((lines, names, instructions), lambda: _prompt(lines, names, instructions))
 
 
