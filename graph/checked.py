@@ -4,24 +4,55 @@ LangGraph fails inside on a few inputs a client can send: a resume where no run 
 (UnboundLocalError, or a TypeError on the server), a command that carries nothing, messages
 that cannot become messages (a validation dump, or an AttributeError). `AgentGraph` is the
 compiled graph with those refused first, each in one sentence; everything else is LangGraph's.
+
+Every client write (`update_state` as any node, `bulk_update_state`, a fork, a `Command`'s
+update as run input, in code or through the served API, which calls these same methods) is
+checked here before LangGraph stores anything of it: LangGraph saves a write before its
+channel applies it, so a write refused only by its channel would already be stored and break
+every later read of the thread. A write to a key only the agent's own steps write (the loop's
+bookkeeping `run`, the approval seals, a hook's jump, any middleware's private key, such as
+`HumanInTheLoopMiddleware`'s `hitl_edited_tool_calls`) is refused whatever its value: LangGraph
+runs a node's writers without its function for `update_state(as_node=...)`, so a node's name
+proves nothing about who wrote.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from langgraph.channels.base import BaseChannel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
+from pydantic import BaseModel
 
 from graph.message_reducer import check_messages
-from graph.state import run_status
+from graph.middleware.schema import private_keys
+from graph.state import CHECKS, LOOP_KEYS, run_status
+
+# Where the served graph's factory puts the run context as the server received it, before the
+# server drops the keys the context schema does not list (`graph.agent.served_graph`).
+SERVED_CONTEXT = "__react_agent_served_context__"
 
 
 class NothingToResume(ValueError):
     """A resume (or a bare continue) that no paused run waits for, or a command that carries
     nothing."""
+
+
+class ProtectedKey(ValueError):
+    """A client write to a key only the agent's own steps write."""
+
+
+_WHAT = {
+    "run": "the loop's own bookkeeping (the run's deadline reads it)",
+    "approvals": "the seals of a person's approval decisions",
+    "jump_to": "a middleware hook's jump",
+}
 
 
 class AgentGraph(CompiledStateGraph):
@@ -30,60 +61,153 @@ class AgentGraph(CompiledStateGraph):
     with nothing left to run are refused with one sentence; LangGraph would fail inside with
     UnboundLocalError or TypeError, or quietly hand back the old state. A continue from a named
     checkpoint (time travel) is LangGraph's own. `goto=None`, as the LangGraph server maps a
-    command without one, means no goto. Messages in an input, a command or a state update
-    that cannot become messages are refused with one sentence before LangGraph converts them
-    (its own conversion fails with a validation dump or an AttributeError)."""
+    command without one, means no goto. A write in an input, a command or a state update is
+    checked before LangGraph stores it (the module's docstring)."""
 
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
-        input = _command(input)
+        input = self._checked_input(input)
+        kwargs = self._served_context(kwargs)
         if _continues(input, config) and self._has_threads(config):
             _check_resume(self.get_state(config))
         yield from super().stream(input, config, **kwargs)
 
     async def astream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
-        input = _command(input)
+        input = self._checked_input(input)
+        kwargs = self._served_context(kwargs)
         if _continues(input, config) and self._has_threads(config):
             _check_resume(await self.aget_state(config))
         async for part in super().astream(input, config, **kwargs):
             yield part
 
     def bulk_update_state(self, config: Any, supersteps: Any) -> Any:
-        _check_updates(supersteps)
+        self._check_supersteps(supersteps)
         return super().bulk_update_state(config, supersteps)
 
     async def abulk_update_state(self, config: Any, supersteps: Any) -> Any:
-        _check_updates(supersteps)
+        self._check_supersteps(supersteps)
         return await super().abulk_update_state(config, supersteps)
 
     def _has_threads(self, config: Any) -> bool:
         configurable = (config or {}).get("configurable") or {}
         return isinstance(self.checkpointer, BaseCheckpointSaver) and "thread_id" in configurable
 
+    def _served_context(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """A served run's context as the server received it, where the graph factory kept it:
+        the run's settings then refuse the keys the server would have dropped unseen."""
+        served = ((self.config or {}).get("configurable") or {}).get(SERVED_CONTEXT)
+        return kwargs if served is None else {**kwargs, "context": served}
 
-def _check_updates(supersteps: Any) -> None:
-    for superstep in supersteps or ():
-        for update in superstep or ():
-            _check_values(update[0] if isinstance(update, tuple) else update)
-
-
-def _check_values(values: Any) -> None:
-    if isinstance(values, dict) and "messages" in values:
-        check_messages(values["messages"])
-
-
-def _command(input: Any) -> Any:
-    _check_values(input)
-    if not isinstance(input, Command):
+    def _checked_input(self, input: Any) -> Any:
+        if isinstance(input, Mapping):  # only the input schema's keys reach the state
+            keys = self.input_channels
+            self._check_writes(((k, v) for k, v in input.items() if k in keys), protect=False)
+        if not isinstance(input, Command):
+            return input
+        self._check_writes(_writes(input.update), protect=True)
+        if input.goto is None:
+            input = dataclasses.replace(input, goto=())
+        if input.resume is None and input.update is None and not input.goto:
+            raise NothingToResume(
+                "The command carries nothing: send Command(resume=...) with the decisions for a "
+                "paused run, or new messages as input."
+            )
         return input
-    _check_values(input.update)
-    if input.goto is None:
-        input = dataclasses.replace(input, goto=())
-    if input.resume is None and input.update is None and not input.goto:
-        raise NothingToResume(
-            "The command carries nothing: send Command(resume=...) with the decisions for a "
-            "paused run, or new messages as input."
-        )
-    return input
+
+    def _check_supersteps(self, supersteps: Any) -> None:
+        for superstep in supersteps or ():
+            writes: list[tuple[str, Any]] = []
+            for update in superstep or ():
+                values, as_node = _values_and_node(update)
+                if as_node == "__copy__" and isinstance(values, (list, tuple)):
+                    # a fork with updates: they are applied as the next superstep
+                    self._check_supersteps([[item for item in values if _is_update(item)]])
+                    continue
+                writes.extend(_writes(values))
+            self._check_writes(writes, protect=True)
+
+    def _check_writes(self, writes: Iterable[tuple[str, Any]], *, protect: bool) -> None:
+        """One superstep's writes, refused in one sentence when a value is malformed for its
+        channel, or (`protect`) when a key is one only the agent writes."""
+        grouped: dict[str, list[Any]] = defaultdict(list)
+        for key, value in writes:
+            grouped[key].append(value)
+        for key, values in grouped.items():
+            _check_channel(key, self.channels.get(key), values)
+        if not protect:
+            return
+        guarded = LOOP_KEYS | _private_keys(self.builder.state_schema)
+        for key in grouped:
+            if key in guarded:
+                what = _WHAT.get(key, "private to the agent's middleware")
+                raise ProtectedKey(
+                    f"State update refused: {key!r} is {what}, which only the agent's own "
+                    "steps write; no state update or command may set it."
+                )
+
+
+@functools.lru_cache(maxsize=64)
+def _private_keys(schema: type) -> frozenset[str]:
+    return private_keys(schema)
+
+
+def _check_channel(key: str, spec: Any, values: list[Any]) -> None:
+    """The values one superstep writes to one channel, applied as the channel would apply
+    them: the agent's own channels by their strict checks, any other (a middleware's, the
+    caller's state schema) to an empty copy of it."""
+    if key == "messages":
+        for value in values:
+            check_messages(value)
+        return
+    check = CHECKS.get(key)
+    if check is not None:
+        for value in values:
+            check(None, value)
+        return
+    if not isinstance(spec, BaseChannel):
+        return  # not a channel: LangGraph ignores or refuses it itself, storing nothing
+    try:
+        spec.copy().update(values)
+    except Exception as exc:
+        reason = str(exc).split(" For troubleshooting", 1)[0].split("\n", 1)[0].strip()
+        raise ValueError(
+            f"State update refused: {key!r} cannot take {values[-1]!r:.80} "
+            f"({reason or type(exc).__name__})."
+        ) from None
+
+
+def _values_and_node(update: Any) -> tuple[Any, Any]:
+    """A `StateUpdate` (values, as_node[, task_id]), or bare values."""
+    if isinstance(update, tuple) and update:
+        return update[0], update[1] if len(update) > 1 else None
+    return update, None
+
+
+def _is_update(item: Any) -> bool:
+    return isinstance(item, Sequence) and not isinstance(item, (str, bytes)) and len(item) >= 1
+
+
+def _writes(values: Any) -> Iterator[tuple[str, Any]]:
+    """The (key, value) writes a state update or a command's update makes: a dict, a list of
+    pairs, a `Command` (or a list of them, as a node returns), or a state object."""
+    if values is None:
+        return
+    if isinstance(values, Command):
+        yield from _writes(values.update)
+    elif isinstance(values, Mapping):
+        yield from values.items()
+    elif isinstance(values, (list, tuple)):
+        for item in values:
+            if isinstance(item, Command):
+                yield from _writes(item.update)
+            elif isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str):
+                yield item[0], item[1]
+    elif isinstance(values, BaseModel):
+        yield from ((name, getattr(values, name)) for name in values.model_fields_set)
+    elif dataclasses.is_dataclass(values) and not isinstance(values, type):
+        for field in dataclasses.fields(values):
+            value = getattr(values, field.name)
+            if value is not None:
+                yield field.name, value
 
 
 def _continues(input: Any, config: Any) -> bool:

@@ -9,15 +9,19 @@ Input is only `messages`; output is the answer, the status, the trace and the co
 `run` is the loop's own bookkeeping for the current run, one channel so a checkpoint carries
 one version entry for it, merged key by key by its reducer.
 
-Every channel checks what it is given (its reducer, or a `Checked` channel's check), so a
-malformed update (from `update_state`, Studio, or a `Command`) is refused when it is written,
-with one sentence, and never reaches storage where it would break every later run of the
-thread.
+A client's write (`update_state`, Studio, a `Command`, a fork) is checked by the compiled graph
+(`graph.checked`) before LangGraph sees it, so a malformed one is refused with one sentence and
+nothing of it is stored; the loop's own keys (`LOOP_KEYS`) and the middleware's private keys
+are refused there too, whatever their value. LangGraph saves a write before its channel applies
+it, so a channel that raised would fail every later read of a stored bad value: the channels
+here drop a value their check refuses (logged), and a thread whose stored values are somehow
+invalid still reads, and its next run goes on from the valid ones.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import logging
+from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage
@@ -30,6 +34,12 @@ from graph.message_reducer import add_message_batches
 Status = Literal["running", "answered", "max_steps", "stuck", "timeout", "error", "stopped"]
 STATUSES: frozenset[str] = frozenset(Status.__args__)  # type: ignore[attr-defined]
 TERMINAL: frozenset[str] = STATUSES - {"running"}
+# The keys only the loop's own steps write: its bookkeeping (`run.started_at` sets the run's
+# deadline), the seals of a person's decisions, and a middleware hook's jump. No state update
+# or command may write them (`graph.checked`).
+LOOP_KEYS: frozenset[str] = frozenset({"run", "approvals", "jump_to"})
+
+_log = logging.getLogger(__name__)
 
 
 class Usage(TypedDict, total=False):
@@ -187,11 +197,36 @@ Messages = Annotated[
 
 def merge_run_batches(current: Run | None, writes: Sequence[Any]) -> Run:
     """`merge_run` over a batch of writes. As a delta channel, each checkpoint stores only the
-    fields that changed, not the whole bookkeeping again."""
+    fields that changed, not the whole bookkeeping again. The channel replays the stored writes
+    on every load, so a malformed stored field is dropped (logged) instead of failing every
+    read of the thread; the well-formed fields of the same write are kept."""
     merged = current or {}
     for write in writes:
-        merged = merge_run(merged, write)
+        try:
+            merged = merge_run(merged, write)
+        except ValueError as exc:
+            dropped("run", exc)
+            merged = merge_run(merged, _valid_run_fields(write))
     return merged
+
+
+def _valid_run_fields(write: Any) -> dict[str, Any]:
+    if not isinstance(write, dict):
+        return {}
+    kept = {}
+    for key, value in write.items():
+        try:
+            merge_run(None, {key: value})
+        except ValueError:
+            continue
+        kept[key] = value
+    return kept
+
+
+def dropped(key: str, exc: Exception) -> None:
+    """Say that a channel dropped a value its check refused (a stored value written before the
+    checks, or a write of the agent's own that is a bug): the run goes on without it."""
+    _log.warning("A value for %r was dropped: %s", key, exc)
 
 
 class Trace(UntrackedValue):
@@ -200,14 +235,23 @@ class Trace(UntrackedValue):
     checkpoint). A malformed write is refused all the same."""
 
     def update(self, values: Sequence[Any]) -> bool:
+        kept = []
         for value in values:
-            replace_steps(None, value)
-        return super().update(values)
+            try:
+                replace_steps(None, value)
+            except ValueError as exc:
+                dropped("steps", exc)
+                continue
+            kept.append(value)
+        return super().update(kept)
 
 
 class Checked(LastValue):
-    """The last value written, every write checked first by the subclass's `check` (a bad one
-    raises one sentence); several writes in one step: the last wins. It replaces
+    """The last value written that passes the subclass's `check`; several writes in one step:
+    the last good one wins. A value the check refuses is dropped (logged), here and when a
+    stored value is loaded: client writes are refused before they are stored
+    (`graph.checked`), so what reaches a channel unchecked is a stored value from before
+    (reading the thread must not fail on it) or a bug of the agent's own. It replaces
     `Annotated[T, replacing_reducer]` for the output fields: LangGraph copies every channel
     each time it evaluates a conditional edge, and a `BinaryOperatorAggregate` copy tries to
     build an empty `T` (for `str | None` by raising and catching an error), twice per
@@ -218,12 +262,25 @@ class Checked(LastValue):
     check: staticmethod
 
     def update(self, values: Sequence[Any]) -> bool:
-        if not values:
-            return False
+        taken = False
         for value in values:
-            checked = self.check(None, value)
-        self.value = checked
-        return True
+            try:
+                self.value = self.check(None, value)
+            except ValueError as exc:
+                dropped(self.key, exc)
+                continue
+            taken = True
+        return taken
+
+    def from_checkpoint(self, checkpoint: Any) -> Checked:
+        channel = super().from_checkpoint(checkpoint)
+        if channel.is_available():
+            try:
+                self.check(None, channel.value)
+            except ValueError as exc:
+                dropped(self.key, exc)
+                return self.__class__(self.typ, self.key)
+        return channel
 
 
 class TextValue(Checked):
@@ -244,6 +301,29 @@ class UsageValue(Checked):
 class SealsValue(Checked):
     __slots__ = ()
     check = staticmethod(replace_seals)
+
+
+# The strict check of each of the agent's own channels, for writes that come from outside the
+# loop (a client's update, a middleware hook's): a bad value raises one sentence before
+# anything is stored. `messages` is checked by `graph.message_reducer.check_messages`.
+CHECKS: dict[str, Callable[[Any, Any], Any]] = {
+    "run": merge_run,
+    "steps": replace_steps,
+    "status": replace_status,
+    "answer": replace_text,
+    "error": replace_text,
+    "usage": replace_usage,
+    "approvals": replace_seals,
+}
+
+
+def check_update(update: Mapping[str, Any]) -> None:
+    """Refuse, with one sentence, an update holding a malformed value for one of the agent's
+    own channels."""
+    for key, value in update.items():
+        check = CHECKS.get(key)
+        if check is not None:
+            check(None, value)
 
 
 class InputState(TypedDict):

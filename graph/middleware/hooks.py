@@ -4,7 +4,8 @@
 own, where `create_agent` runs them: a hook that interrupts or jumps is re-run alone on resume,
 never together with a model call or a tool. A hook's update is written through the graph's
 reducers like any node's, so `messages` keeps its delta channel and a middleware's private
-keys their own channels.
+keys their own channels. A malformed value for one of the agent's own keys fails the hook with
+one sentence before anything of its update is stored.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from langgraph.runtime import get_runtime
 
 from graph._compat import declared_jumps
 from graph.messages import as_observation
+from graph.state import check_update
 from graph.support.blocking import run_sync
 from graph.usage import counted, with_tokens
 
@@ -91,6 +93,7 @@ def written(middleware: AgentMiddleware, result: Any) -> dict[str, Any]:
             "a dict of state updates or None."
         )
     update = dict(result)
+    check_update(update)  # refused here, before LangGraph stores any of it
     if "messages" in update:
         update["messages"] = observations_marked(update["messages"])
     jump = update.get("jump_to")

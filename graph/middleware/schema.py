@@ -52,3 +52,14 @@ def extended(
         TypedDict("InputState", {**hints(input_), **to_input}, total=False),  # type: ignore[operator]
         TypedDict("OutputState", {**hints(output), **to_output}, total=False),  # type: ignore[operator]
     )
+
+
+def private_keys(schema: type) -> frozenset[str]:
+    """The keys a state schema marks private (`PrivateStateAttr`: out of both the input and the
+    output schemas): a middleware's own bookkeeping, which no client may write."""
+    found = set()
+    for key, annotation in hints(schema).items():
+        omit = omitted(annotation)
+        if omit is not None and omit.input and omit.output:
+            found.add(key)
+    return frozenset(found)
