@@ -15,8 +15,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
-from collections.abc import Sequence
-from typing import Any, Literal
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from langchain.agents.middleware import AgentMiddleware, HumanInTheLoopMiddleware
 from langchain_core.language_models import BaseChatModel
@@ -30,7 +30,7 @@ from langgraph.types import Send
 
 from graph._compat import compiled_as, untraced
 from graph.caller_schemas import context_schema_for
-from graph.checked import AgentGraph
+from graph.checked import SERVED_CONTEXT, AgentGraph
 from graph.middleware.hooks import NODE_HOOKS, hook_node, jumps_of, node_name, with_hook
 from graph.middleware.loading import load_middleware
 from graph.middleware.schema import extended
@@ -44,6 +44,9 @@ from graph.nodes.think import make_think
 from graph.settings import ConfigError, resolve_context
 from graph.state import AgentState, InputState, OutputState, RouteState, run_status
 from graph.tooling.registry import registry_tools
+
+if TYPE_CHECKING:
+    from langgraph_sdk.runtime import ServerRuntime
 
 
 def recursion_limit_for(max_steps: int, hooks_per_step: int = 0, hooks_once: int = 0) -> int:
@@ -257,10 +260,32 @@ def _check_names(wares: Sequence[AgentMiddleware]) -> None:
 
 
 @functools.lru_cache(maxsize=1)
-def served_graph() -> CompiledStateGraph:
-    """What `langgraph.json` serves (a graph factory, so nothing is built at import): the default
-    graph, compiled once per process. The server supplies the checkpointer."""
+def _default_graph() -> CompiledStateGraph:
     return build_graph()
+
+
+def served_graph(runtime: ServerRuntime | None = None) -> CompiledStateGraph:
+    """What `langgraph.json` serves (a graph factory, so nothing is built at import): the default
+    graph, compiled once per process. The server supplies the checkpointer.
+
+    The server drops the keys of a run's context (or of its `configurable`, which older clients
+    send and the server takes as the context) that the context schema does not list, before the
+    graph sees them; a run asking for `tool_timeout` or `base_url` would run as if it had not.
+    The factory is handed the context as the caller sent it: when it holds such a key, the run
+    gets that context whole (`graph.checked.SERVED_CONTEXT`) and is refused with one sentence,
+    as the same context is in code."""
+    graph = _default_graph()
+    context = getattr(runtime, "context", None)
+    if isinstance(context, Mapping) and not _listed(graph).issuperset(context):
+        return graph.with_config(configurable={SERVED_CONTEXT: dict(context)})
+    return graph
+
+
+@functools.lru_cache(maxsize=4)
+def _listed(graph: CompiledStateGraph) -> frozenset[str]:
+    """The context keys the server lets through: the properties of the context schema."""
+    schema = graph.get_context_jsonschema() or {}
+    return frozenset(schema.get("properties") or ())
 
 
 def both(func: Any, afunc: Any = None, *, name: str | None = None) -> Runnable:
