@@ -196,9 +196,15 @@ def migrate(url: str, timeout: float = 600.0) -> None:
     The lock is asked for with `pg_try_advisory_lock` every half second, never waited for in
     one statement: a waiting statement holds a snapshot, and Aegra's migrations build indexes
     CONCURRENTLY, which wait for every older snapshot in the database, so a second instance
-    blocked in `pg_advisory_lock` would stall the first one's migration forever."""
+    blocked in `pg_advisory_lock` would stall the first one's migration forever.
+
+    LangGraph's checkpoint and store tables are set up here too: every instance runs their
+    setup as it starts, and two instances doing it at once on a new database deadlock in
+    PostgreSQL; done once here first, the instances' own setup finds nothing left to do."""
     import psycopg
     from aegra_api.core.migrations import run_migrations_if_needed
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from langgraph.store.postgres import PostgresStore
 
     deadline = time.monotonic() + timeout
     with psycopg.connect(url, connect_timeout=5, autocommit=True) as conn:
@@ -211,6 +217,10 @@ def migrate(url: str, timeout: float = 600.0) -> None:
             time.sleep(0.5)
         try:
             run_migrations_if_needed()
+            with PostgresSaver.from_conn_string(url) as saver:
+                saver.setup()
+            with PostgresStore.from_conn_string(url) as store:
+                store.setup()
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
 

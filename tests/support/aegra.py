@@ -39,6 +39,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import pytest
+
 from tests.support.langgraph_dev import clean_log, free_port, server_env
 
 REPO = Path(__file__).resolve().parents[2]
@@ -354,6 +356,32 @@ def fresh_database() -> Iterator[str]:
             conn.execute(
                 sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
             )
+
+
+class _LogsOnFailure:
+    """A pytest plugin: a failed test of `module` gets the instances' log tails in its report."""
+
+    def __init__(self, deployment: Deployment, module: str) -> None:
+        self.deployment = deployment
+        self.module = module
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[Any]) -> Any:
+        report = yield
+        if report.failed and item.nodeid.startswith(self.module):
+            report.sections.append(("Aegra instances' logs, last lines", self.deployment.logs()))
+        return report
+
+
+@contextlib.contextmanager
+def report_failures(request: pytest.FixtureRequest, deployment: Deployment) -> Iterator[None]:
+    """While active, failed tests of the requesting module show the instances' logs."""
+    plugin = _LogsOnFailure(deployment, request.node.nodeid)
+    request.config.pluginmanager.register(plugin)
+    try:
+        yield
+    finally:
+        request.config.pluginmanager.unregister(plugin)
 
 
 def group_members(pgids: list[int]) -> list[int]:
