@@ -5,9 +5,10 @@ A real `langgraph dev` serves the repository's graph; its environment holds a se
 OpenAI-compatible server. An "attacker" endpoint on 127.0.0.1 records every request it gets.
 As an API caller (langgraph_sdk) the tests try to move the endpoint or the key variable, drop
 the operator's approvals, import code through a tool path, pick an expensive model and lift the
-step cap. Each attempt must be refused with one sentence (or, for keys LangGraph's server drops
-before the graph runs, simply have no effect), the attacker must receive nothing, and neither
-the secret nor the operator's key may show up in any response, state, history, run or log.
+step cap. Each attempt must be refused with one sentence (the server drops context keys outside
+the context schema before the graph runs; the graph factory sees them and refuses them), the
+attacker must receive nothing, and neither the secret nor the operator's key may show up in any
+response, state, history, run or log.
 
 The same redaction is checked through the CLI: credentials in OPENAI_BASE_URL never reach the
 terminal, the stored checkpoint or the SQLite file, and the store is private (0600 in 0700).
@@ -143,23 +144,19 @@ async def test_a_run_cannot_redirect_the_endpoint_or_the_key(
     attempt: str,
     where: str,
 ) -> None:
-    """Refused with a sentence naming the field, or (LangGraph's server drops keys outside the
-    context schema before the graph runs) no effect at all: the operator's endpoint and key
-    answer. Either way the attacker hears nothing and nothing secret comes back."""
+    """Refused with a sentence naming the field, before any model call, though the server
+    drops keys outside the context schema before the graph runs (the graph factory sees the
+    context as sent). The attacker hears nothing and nothing secret comes back."""
     values = {k: attacker.base_url if v == "ATTACKER" else v for k, v in REDIRECTS[attempt].items()}
-    script.add(Reply(content=ANSWER))
     asked = len(script.chat_requests)
     thread = (await client.threads.create())["thread_id"]
     settings = {"context": values} if where == "context" else {"config": {"configurable": values}}
     out = await client.runs.wait(thread, "agent", input=ask(), **settings)
 
     assert attacker.requests == [], [seen.text() for seen in attacker.requests]
-    if out["status"] == "error":
-        assert_one_sentence(out["error"], *values)
-    else:
-        assert out["status"] == "answered" and out["answer"] == ANSWER, out
-        (request,) = script.chat_requests[asked:]
-        assert request.headers["authorization"] == f"Bearer {OPERATOR_KEY}"
+    assert out["status"] == "error", out
+    assert_one_sentence(out["error"], *values, "cannot be set by a run")
+    assert len(script.chat_requests) == asked
     assert all(SECRET not in r.raw.decode() + json.dumps(r.headers) for r in script.requests)
     await assert_nothing_leaked(client, thread, dev, out)
 
