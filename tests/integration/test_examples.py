@@ -2,8 +2,7 @@
 
 Each runs as a subprocess (`python -m examples.<name>`) against a scripted OpenAI-compatible
 server: `from_code` with `OPENAI_BASE_URL` pointing at it, `sdk_client` against a real
-`langgraph dev` whose model is that server. `examples/worker.py` is run by `test_workers.py`
-(it needs PostgreSQL and two processes); a new example without a test fails here.
+`langgraph dev` whose model is that server; a new example without a test fails here.
 """
 
 from __future__ import annotations
@@ -24,7 +23,6 @@ from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
 pytestmark = pytest.mark.integration
 
 EXAMPLES = REPO / "examples"
-TESTED_ELSEWHERE = {"worker": REPO / "tests" / "integration" / "test_workers.py"}
 
 
 def run_example(name: str, *args: str, env: dict[str, str] | None = None) -> list[str]:
@@ -63,13 +61,8 @@ def texts(request: object) -> str:
 def test_every_example_is_run_by_a_test() -> None:
     here = Path(__file__).read_text(encoding="utf-8")
     for path in EXAMPLES.glob("*.py"):
-        if path.name == "__init__.py":
-            continue
-        elsewhere = TESTED_ELSEWHERE.get(path.stem)
-        if elsewhere is None:
+        if path.name != "__init__.py":
             assert f"def test_{path.stem}(" in here, f"{path.name} has no test here"
-        else:
-            assert f'"examples.{path.stem}"' in elsewhere.read_text(encoding="utf-8"), path
 
 
 def test_from_code(tmp_path: Path) -> None:
