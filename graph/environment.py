@@ -48,6 +48,8 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
            "Folder for the default SQLite store and lock files."),
     EnvVar("REACT_AGENT_LOCAL", "on", "off: never fall back to the embedded model."),
     EnvVar("REACT_AGENT_GGUF", "the packaged model", "A GGUF file for the embedded model."),
+    EnvVar("REACT_AGENT_LOCAL_TIMES", "", "1: the embedded model prints on stderr what each "
+           "part of its start and each call cost (tokens evaluated, seconds)."),
     EnvVar("REACT_AGENT_APPROVAL_KEY", "a key in the state folder",
            "Secret that seals approval decisions (HMAC); workers sharing a thread need the same."),
     EnvVar("REACT_AGENT_DEBUG", "", "1: show tracebacks in the command line."),

@@ -1,12 +1,17 @@
 """Start the embedded model while a command gets ready, for a run that nothing can stop first.
 
-The embedded model takes seconds before its first answer: its llama.cpp server starts (about a
-second) and evaluates the worked records at the head of every prompt (about two and a half on
-two cores). Both run in the server's process, so they can overlap with what this process does
+The embedded model takes about a second before its first answer: llama.cpp loads the model
+file, then the worked records at the head of every prompt are restored from the state saved
+on disk (or, the first time on a machine, evaluated: about two and a half seconds on two
+cores). Loading runs in C with the GIL released, so it overlaps with what this process does
 meanwhile: importing LangGraph, building the graph, opening the store. `start_model` does that
 for a question on a new thread whose settings, tools and store are the kind that cannot fail
-later (default store, built-in tools); any other run starts its model on its first turn, as
-before. `Session.ready` then finds the model started.
+later (default store in a folder this user can write, built-in tools); any other run starts
+its model on its first turn, as before. `Session.ready` then finds the model started.
+
+The state folder must be writable for a second reason: while llama.cpp loads the file,
+llama-cpp-python points this process's stdout and stderr at /dev/null (its quiet mode), so an
+error the command printed in that second would be lost.
 
 The thread is not a daemon: a command that ends early (an error, a run with nothing to do)
 waits for the start to finish before the interpreter exits, then stops the server, instead of
@@ -16,7 +21,9 @@ leaving a thread mid-start while the interpreter shuts down.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
+from pathlib import Path
 from typing import Any
 
 
@@ -38,21 +45,30 @@ def start_model(run: Any) -> threading.Thread | None:
 
 
 def _nothing_left_to_check(run: Any, ctx: Any) -> bool:
-    """The default store, and only built-in tools by name: what the command checks next
-    cannot fail, so the model is surely needed."""
+    """The default store in a folder this user can write, and only built-in tools by name:
+    what the command checks next cannot fail, so the model is surely needed."""
     from graph.cli.locations import default_store, store_url
+    from graph.support.files import state_dir
     from tools import TOOL_NAMES
 
     built_in = all(name in TOOL_NAMES for name in ctx.tools or ())
-    return store_url(run.checkpointer) == default_store() and built_in and not ctx.mcp_config
+    default = store_url(run.checkpointer) == default_store()
+    return default and _writable(state_dir()) and built_in and not ctx.mcp_config
+
+
+def _writable(folder: Path) -> bool:
+    """Whether `folder` can be written, or created: the nearest existing path above it is a
+    folder this user can write."""
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    return folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)
 
 
 def _start(ctx: Any) -> None:
     with contextlib.suppress(Exception):  # `Session.ready` starts it again and reports why
-        from graph.models.local.server import local_server, prefill
+        from graph.models.local.server import local_server
 
-        server = local_server()  # first: it starts while LangChain loads below
+        local_server()  # first: the model loads while LangChain loads below
         from graph.models.factory import resolve_model
 
-        model = resolve_model(ctx)
-        prefill(server.base_url, model.prompt_for([], None))  # type: ignore[attr-defined]
+        resolve_model(ctx).warm()  # type: ignore[attr-defined]

@@ -3,6 +3,7 @@ gets ready, when nothing the command checks next can fail; any other run does no
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -19,14 +20,13 @@ def started(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     import graph.models.local.server as server
 
     calls: list[Any] = []
-    model = SimpleNamespace(prompt_for=lambda messages, tools: "the records\n")
+    model = SimpleNamespace(warm=lambda: calls.append("records"))
     monkeypatch.delenv("REACT_AGENT_CHECKPOINTER", raising=False)
     monkeypatch.setattr(factory, "wants_local", lambda ctx: True)
     monkeypatch.setattr(
         server, "local_server", lambda: calls.append("server") or SimpleNamespace(base_url="u")
     )
     monkeypatch.setattr(factory, "resolve_model", lambda ctx: calls.append("model") or model)
-    monkeypatch.setattr(server, "prefill", lambda url, prompt: calls.append((url, prompt)))
     return calls
 
 
@@ -34,7 +34,7 @@ def test_the_server_starts_then_the_records_are_evaluated(started: list[Any]) ->
     thread = start_model(RunOptions(tools="calculator,current_time"))
     assert thread is not None and not thread.daemon  # an early exit waits for it, then stops it
     thread.join(10)
-    assert started == ["server", "model", ("u", "the records\n")]
+    assert started == ["server", "model", "records"]
 
 
 @pytest.mark.parametrize(
@@ -60,4 +60,16 @@ def test_another_endpoint_starts_nothing(
 
     monkeypatch.setattr(factory, "wants_local", lambda ctx: False)
     assert start_model(RunOptions(base_url="http://127.0.0.1:9/v1")) is None
+    assert started == []
+
+
+def test_a_state_folder_it_cannot_create_starts_nothing(
+    started: list[Any], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Opening the store there fails, and its error must not fall into the second in which
+    llama.cpp's quiet load points stderr at /dev/null. (A file where a folder should be: no
+    user, root included, can create the folder.)"""
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv("REACT_AGENT_STATE_DIR", str(tmp_path / "a-file" / "state"))
+    assert start_model(RunOptions()) is None
     assert started == []

@@ -278,18 +278,27 @@ def test_arithmetic_the_question_states_in_one_piece_is_copied_by_code(fake_llam
 def test_the_records_are_evaluated_ahead_of_the_first_question(fake_llama: str) -> None:
     """A new server's cache is empty: the worked records go to it first, so the first
     question only adds its own lines to what was evaluated."""
-    from graph.models.local.server import prefill
-
-    records = chat_model(fake_llama).prompt_for([], None)
-    prefill(fake_llama, records)
+    chat_model(fake_llama, ALL).warm()
     (sent,) = _FakeLlama.requests
-    assert sent["prompt"] == records and sent["max_tokens"] == 1
-    question = chat_model(fake_llama).prompt_for([HumanMessage("What is 6 * 7?")], None)
-    assert question.startswith(records)
+    assert sent["max_tokens"] == 1 and "Question: What is 12 * 9?" in sent["prompt"]
+    question = chat_model(fake_llama, ALL).prompt_for([HumanMessage("What is 6 * 7?")], None)
+    assert question.startswith(sent["prompt"])
+
+
+def test_the_fixed_part_is_what_every_prompt_of_the_conversation_begins_with() -> None:
+    """Instructions of the user's own stand before the records, so they are part of it."""
+    model = chat_model("http://127.0.0.1:9/v1", ALL)
+    system = SystemMessage("Answer in French.")
+    turns = [system, HumanMessage("What is 6 * 7?"), AIMessage("Final Answer: 42")]
+    later = [*turns, HumanMessage("And 6 * 8?")]
+    fixed = model.prefix_for(turns, ALL)
+    assert fixed.startswith("Answer in French.\n\nQuestion: ")
+    assert model.prompt_for(turns, ALL).startswith(fixed)
+    assert model.prompt_for(later, ALL).startswith(fixed)
 
 
 def test_a_prefill_that_cannot_reach_the_server_is_quiet() -> None:
-    from graph.models.local.server import prefill
+    from graph.models.local.transport import prefill
 
     prefill("http://127.0.0.1:9/v1", "records")  # no exception escapes: the question will
 

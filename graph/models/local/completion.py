@@ -45,6 +45,7 @@ from langchain_core.runnables import Runnable
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from graph.messages import ARGUMENT_BY, DECIDED_BY
+from graph.models.local import transport
 from graph.models.local.builtin_hints import direct_examples
 from graph.models.local.constrain import (
     accepted_pieces,
@@ -56,15 +57,8 @@ from graph.models.local.constrain import (
     quote_grammar,
 )
 from graph.models.local.hints import hints_for, tool_name
-from graph.models.local.prompt import conversation_turns, render_prompt
-from graph.models.local.wire import (
-    backoff,
-    chat_messages,
-    chat_result,
-    json_of,
-    text_of,
-    timeout_error,
-)
+from graph.models.local.prompt import conversation_turns, fixed_part, render_prompt
+from graph.models.local.wire import chat_messages, chat_result, text_of
 from graph.protocols.text.grammar import arguments_grammar, object_grammar, tool_specs
 from graph.protocols.text.observations import QUOTED_THOUGHT, quotable_lines
 
@@ -270,6 +264,19 @@ class LocalCompletionModel(BaseChatModel):
 
     # -- BaseChatModel -----------------------------------------------------------------------
 
+    def prefix_for(self, messages: Sequence[BaseMessage], tools: Sequence[Any] | None) -> str:
+        """The prompt's fixed part (instructions, worked records) and the blank line after
+        it: what every prompt of this conversation begins with."""
+        shown = self._tools_for(tools)
+        examples = self.examples != "none"
+        return fixed_part(messages, shown, direct_examples(), examples=examples) + "\n\n"
+
+    def warm(self, tools: Sequence[Any] | None = None) -> None:
+        """Have the model evaluate (or restore) the worked records before the first question
+        (the CLI does it while the command gets ready)."""
+        if self.prompt_mode == "completion":
+            transport.warm(self.base_url, self.prefix_for([], tools))
+
     def _generate(
         self,
         messages: list[BaseMessage],
@@ -277,6 +284,8 @@ class LocalCompletionModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
+        if transport.in_process(self.base_url):
+            return self._in_process(messages, stop, kwargs)
         path, plan = self._plan(messages, stop, kwargs)
         url = self.base_url.rstrip("/") + path
         started = time.monotonic()
@@ -287,7 +296,7 @@ class LocalCompletionModel(BaseChatModel):
                 body = next(plan)
                 while True:
                     left = max(timeout - (time.monotonic() - started), 0.1)
-                    data = self._post(client, url, body, left)
+                    data = transport.post(client, url, body, left, self.max_retries)
                     usage.append(data.get("usage") or {})
                     body = plan.send(data)
             except StopIteration as done:
@@ -301,6 +310,8 @@ class LocalCompletionModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
+        if transport.in_process(self.base_url):  # llama.cpp computes: off the event loop
+            return await asyncio.to_thread(self._in_process, messages, stop, kwargs)
         path, plan = self._plan(messages, stop, kwargs)
         url = self.base_url.rstrip("/") + path
         started = time.monotonic()
@@ -311,52 +322,35 @@ class LocalCompletionModel(BaseChatModel):
                 body = next(plan)
                 while True:
                     left = max(timeout - (time.monotonic() - started), 0.1)
-                    data = await self._apost(client, url, body, left)
+                    data = await transport.apost(client, url, body, left, self.max_retries)
                     usage.append(data.get("usage") or {})
                     body = plan.send(data)
             except StopIteration as done:
                 text, meta = done.value
         return chat_result(text, meta, usage, started, self.model_name)
 
-    # -- the wire ----------------------------------------------------------------------------
-
-    def _post(
-        self, client: httpx.Client, url: str, body: dict[str, Any], timeout: float
-    ) -> dict[str, Any]:
-        for attempt in range(self.max_retries + 1):
-            try:
-                response = client.post(url, json=body, timeout=timeout)
-            except httpx.TimeoutException as exc:
-                raise timeout_error(timeout) from exc
-            except httpx.TransportError as exc:
-                if attempt < self.max_retries:
-                    time.sleep(backoff(attempt))
-                    continue
-                raise ConnectionError(f"the llama.cpp server at {url} failed: {exc}") from exc
-            if response.status_code >= 500 and attempt < self.max_retries:
-                time.sleep(backoff(attempt))
-                continue
-            return json_of(response)
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    async def _apost(
-        self, client: httpx.AsyncClient, url: str, body: dict[str, Any], timeout: float
-    ) -> dict[str, Any]:
-        for attempt in range(self.max_retries + 1):
-            try:
-                response = await client.post(url, json=body, timeout=timeout)
-            except httpx.TimeoutException as exc:
-                raise timeout_error(timeout) from exc
-            except httpx.TransportError as exc:
-                if attempt < self.max_retries:
-                    await asyncio.sleep(backoff(attempt))
-                    continue
-                raise ConnectionError(f"the llama.cpp server at {url} failed: {exc}") from exc
-            if response.status_code >= 500 and attempt < self.max_retries:
-                await asyncio.sleep(backoff(attempt))
-                continue
-            return json_of(response)
-        raise AssertionError("unreachable")  # pragma: no cover
+    def _in_process(
+        self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
+    ) -> ChatResult:
+        """The step on the model loaded in this process, its KV cache first made to begin
+        with the prompt's fixed part (restored from disk when it does not)."""
+        if self.prompt_mode != "completion":
+            raise ValueError("the in-process model takes the completion prompt mode only")
+        started = time.monotonic()
+        timeout = kwargs.get("timeout") or self.timeout
+        model = transport.engine()
+        model.warm(self.prefix_for(messages, kwargs.get("tools")))
+        _path, plan = self._plan(messages, stop, kwargs)
+        usage: list[dict[str, Any]] = []
+        try:
+            body = next(plan)
+            while True:
+                data = model.complete(body, max(timeout - (time.monotonic() - started), 0.1))
+                usage.append(data.get("usage") or {})
+                body = plan.send(data)
+        except StopIteration as done:
+            text, meta = done.value
+        return chat_result(text, meta, usage, started, self.model_name)
 
 
 def _single(

@@ -174,6 +174,25 @@ def render_prompt(
 ) -> str:
     """The whole prompt up to the current question's last line (with its newline)."""
     hints = {tool_name(t): hints_for(t) for t in tools}
+    blocks = [fixed_part(messages, tools, direct, examples=examples, hints=hints)]
+    for turn in conversation_turns(messages):
+        steps = [s for s in turn.steps if s.observation is not None]
+        blocks.append(render_record(turn.question, steps, turn.answer, hints))
+    return "\n\n".join(b for b in blocks if b) + "\n"
+
+
+def fixed_part(
+    messages: Sequence[BaseMessage],
+    tools: Sequence[Any],
+    direct: Sequence[Example] = (),
+    *,
+    examples: bool = True,
+    hints: Mapping[str, ToolHints] | None = None,
+) -> str:
+    """What every prompt of this conversation begins with, whatever its questions: the user's
+    own instructions and the worked records. Its evaluation is what is saved once and reused
+    (`prefix_cache.py`); `render_prompt` puts a blank line and the conversation after it."""
+    hints = hints if hints is not None else {tool_name(t): hints_for(t) for t in tools}
     blocks = []
     instructions = custom_instructions(messages)
     if instructions:
@@ -183,10 +202,7 @@ def render_prompt(
             blocks.append(
                 render_record(example.question, example.steps(name), example.answer, hints)
             )
-    for turn in conversation_turns(messages):
-        steps = [s for s in turn.steps if s.observation is not None]
-        blocks.append(render_record(turn.question, steps, turn.answer, hints))
-    return "\n\n".join(blocks) + "\n"
+    return "\n\n".join(blocks)
 
 
 def _hidden(message: BaseMessage) -> bool:

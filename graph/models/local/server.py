@@ -284,39 +284,33 @@ def _stop_group(process: subprocess.Popen[bytes], grace: float) -> None:
         process.wait(timeout=grace)
 
 
-_shared: LocalServer | None = None
+_shared: Any = None  # LocalServer | LocalEngine
 _shared_lock = threading.Lock()
 
 
-def local_server(progress: Progress | None = stderr_progress, **options: Any) -> LocalServer:
-    """The process-wide server: started on first call, reused afterwards (restarted if it died),
-    stopped at interpreter exit. `options` (LocalServer arguments) apply to the first start."""
+def local_server(progress: Progress | None = stderr_progress, **options: Any) -> Any:
+    """The process-wide embedded model: started on first call, reused afterwards (restarted if
+    it stopped), stopped at interpreter exit. It runs in this process (`LocalEngine`) unless
+    this llama.cpp build has AMX kernels, then as a server (`LocalServer`; see `engine.py`);
+    either way its `base_url` is what `chat_model` takes. `options` (the class's arguments)
+    apply to the first start."""
     global _shared
     with _shared_lock:
         if _shared is not None and _shared.running:
             return _shared
         if _shared is None:
-            _shared = LocalServer(progress=progress, **options)
+            from graph.models.local.engine import LocalEngine
+
+            _shared = LocalEngine(progress=progress, **options)
+            if not _shared.supported():
+                _shared = LocalServer(progress=progress, **options)
         elif progress is not None:
             _shared.progress = progress
         return _shared.start()
 
 
-def prefill(base_url: str, prompt: str) -> None:
-    """Have the server evaluate `prompt` (the worked records every prompt begins with) before
-    the first question arrives. A new server starts with an empty cache, and the records are
-    most of every prompt (about 2.5 s of a run on 2 cores); the first request then reuses
-    them (llama.cpp keeps the longest prefix it already evaluated). Best effort: on any
-    failure the first request evaluates them itself."""
-    import httpx
-
-    body = {"prompt": prompt, "max_tokens": 1, "temperature": 0.0}
-    with contextlib.suppress(httpx.HTTPError):
-        httpx.post(base_url.rstrip("/") + "/completions", json=body, timeout=60)
-
-
 def stop_local_server() -> None:
-    """Stop the shared server now (it is also stopped at exit)."""
+    """Stop the shared model now (it is also stopped at exit)."""
     global _shared
     with _shared_lock:
         if _shared is not None:
