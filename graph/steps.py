@@ -142,6 +142,8 @@ def _action_entries(
             if message.response_metadata.get(m.ARGUMENT_BY) == "code"
             else "model",
         )
+        if result is not None and result.response_metadata.get(m.RERUN):
+            entry["rerun"] = True  # it ran again after an attempt a crash cut short
         out.append(entry)
     return out
 

@@ -1,11 +1,16 @@
-"""The seal on an approval: a call that needs approval runs only with a decision recorded for
-exactly that call (its thread, id, tool and arguments) by the review step.
+"""The seal on an approval: what a person decided, bound to exactly one call as it will run.
 
-Whatever else reaches the tool node (a state update that adds a tool call as some node, a
-`Command(goto=Send("act", ...))`, a fork, an edited step), it carries no seal the review step
-made, so act refuses it. The seal is an HMAC under a key a client never sees: the operator's
-`REACT_AGENT_APPROVAL_KEY`, else a key kept in the agent's private state folder (0600), so a
-resume in another process, or another worker sharing that folder, still verifies it.
+The review step seals each approved (or edited) call: its thread, id, tool name and the exact
+arguments that will run, plus a fresh random decision id. `graph.middleware.approval_check`
+runs a gated call only when the call it is about to run (after HITL applied any edit) carries a
+seal that verifies for exactly that tool and those arguments, and only once per decision id
+(the decision is spent in the call ledger, `graph.persistence.ledger`). A seal copied onto
+another call, another tool or other arguments verifies nothing; a seal restored by a fork or a
+replay verifies, but its decision id is already spent, so the person is asked again.
+
+The seal is an HMAC under a key a client never sees: the operator's `REACT_AGENT_APPROVAL_KEY`,
+else a key kept in the agent's private state folder (0600), so a resume in another process, or
+another worker sharing that folder, still verifies it. Its text is `<decision id>.<hmac>`.
 """
 
 from __future__ import annotations
@@ -37,10 +42,9 @@ def approval_key() -> bytes:
     return _key(os.environ.get(KEY_VARIABLE, "").strip() or None, str(state_dir()))
 
 
-def seal(thread_id: str | None, call: dict[str, Any]) -> str:
-    """The seal of one approved call, as it will run."""
+def _mac(thread_id: str | None, call: dict[str, Any], decision: str) -> str:
     body = json.dumps(
-        [thread_id or "", call.get("id"), call.get("name"), call.get("args")],
+        [thread_id or "", call.get("id"), call.get("name"), call.get("args"), decision],
         sort_keys=True,
         ensure_ascii=False,
         default=str,
@@ -48,5 +52,19 @@ def seal(thread_id: str | None, call: dict[str, Any]) -> str:
     return hmac.new(approval_key(), body.encode(), hashlib.sha256).hexdigest()
 
 
-def sealed(thread_id: str | None, call: dict[str, Any], given: Any) -> bool:
-    return isinstance(given, str) and hmac.compare_digest(given, seal(thread_id, call))
+def seal(thread_id: str | None, call: dict[str, Any]) -> str:
+    """A new seal for one approved call, as it will run: a fresh decision each time, so a
+    decision that ran once is told apart from a new one for the same call."""
+    decision = secrets.token_hex(12)
+    return f"{decision}.{_mac(thread_id, call, decision)}"
+
+
+def sealed(thread_id: str | None, call: dict[str, Any], given: Any) -> str | None:
+    """The decision id of `given` when it seals exactly `call` (id, tool, arguments) on this
+    thread, else None."""
+    if not isinstance(given, str) or given.count(".") != 1:
+        return None
+    decision, mac = given.split(".")
+    if not decision or not hmac.compare_digest(mac, _mac(thread_id, call, decision)):
+        return None
+    return decision

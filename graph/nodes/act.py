@@ -26,13 +26,14 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.config import get_stream_writer
 from langgraph.runtime import get_runtime
-from langgraph.types import Command
+from langgraph.types import Command, Send
 
 from graph import messages as m
 from graph._compat import tool_input
-from graph.middleware.approval_seal import sealed
+from graph.middleware.approval_check import SKIPPED, ApprovalCheck
 from graph.middleware.approvals import approval_middleware, needs_approval
 from graph.nodes.bindings import Bindings
+from graph.nodes.observe import idle
 from graph.nodes.tasks import pending_calls
 from graph.protocols.text.prompts import truncate
 from graph.settings import AgentContext
@@ -64,16 +65,20 @@ def make_act(b: Bindings) -> tuple[Any, Any]:
         return task.written(await task.node.ainvoke(tool_input(task.call, state), config))
 
     def act(given: ActInput | dict[str, Any], config: RunnableConfig) -> Any:
+        payloads = _payloads(given)
+        if len(payloads) > 1:
+            return {} if idle(given) else _fanned_out(payloads)
         state = _state(given)
-        return _joined([act_one(payload, config, state) for payload in _payloads(given)])
+        return _joined([act_one(payload, config, state) for payload in payloads])
 
     async def aact(given: ActInput | dict[str, Any], config: RunnableConfig) -> Any:
+        payloads = _payloads(given)
+        if len(payloads) > 1:
+            return {} if idle(given) else _fanned_out(payloads)
         ctx = b.context(get_runtime().context, read_env=False)
         await b.atools(ctx)  # a resume may start here
         state = _state(given)
-        return _joined(
-            [await aact_one(payload, config, ctx, state) for payload in _payloads(given)]
-        )
+        return _joined([await aact_one(payload, config, ctx, state) for payload in payloads])
 
     return act, aact
 
@@ -86,6 +91,14 @@ def _payloads(given: ActInput | dict[str, Any]) -> list[ActInput]:
     return pending_calls(given)  # type: ignore[arg-type]
 
 
+def _fanned_out(payloads: list[ActInput]) -> Command:
+    """Several pending calls reached act by its edge (a client's `Command(goto="act")`): one
+    task per call, as think's route sends them, so each call's result is kept the moment it
+    finishes and a pause or crash in one call never runs another call again
+    (`graph.nodes.tasks.to_act`; the route after this task waits for those tasks)."""
+    return Command(goto=[Send("act", payload) for payload in payloads])
+
+
 def _state(given: ActInput | dict[str, Any]) -> dict[str, Any] | None:
     """The graph state act was given (reached by an edge), or None for a `Send`'s payload:
     the ToolNode then reads the state itself, for the tools that have it injected."""
@@ -95,6 +108,8 @@ def _state(given: ActInput | dict[str, Any]) -> dict[str, Any] | None:
 def _joined(updates: list[Any]) -> Any:
     """One call's update as it is; several (an edge to a step of many calls) as one list of
     `Command`s, the form LangGraph takes for several updates from one task."""
+    if not updates:  # nothing was pending (a client's goto on a finished step)
+        return {}
     if len(updates) == 1:
         return updates[0]
     flat = [u for update in updates for u in (update if isinstance(update, list) else [update])]
@@ -117,7 +132,7 @@ class Task:
         self.payload = payload
         self.ctx, self.tools = _setup(b, ctx)
         self.call = _call(payload)
-        early = _before(self.ctx, payload, self.tools, config)
+        early = _before(payload)
         self.refused = _written([{"messages": [early]}], payload, self.ctx, 0.0) if early else None
         # a sync run awaits the call on its thread's loop where that runs the same code
         self.awaited = (
@@ -153,12 +168,16 @@ def _node(
 ) -> Any:
     """The ToolNode for this run's tools and layers: the run's approval middleware (it applies
     a reviewer's edit and tells the model), then the user's tool wrappers, outermost first.
-    One a sync run awaits runs each tool's sync code."""
+    One a sync run awaits runs each tool's sync code. Right inside the approval middleware,
+    `ApprovalCheck` sees each call as it will run (after a reviewer's edit) and holds the
+    approval invariant and the crash marks (`graph.middleware.approval_check`)."""
     policy = tuple(sorted({*ctx.approve, *(payload.get("approve") or [])}))
 
     def make() -> Any:  # once per key: not at every call
         approvals = approval_middleware(policy, list(tools.values()), ctx.approval_mode)
-        layers = [*([approvals] if approvals else []), *b.tool_layers]
+        gated = [name for name, tool in tools.items() if needs_approval(tool, policy)]
+        check = ApprovalCheck(gated, approvals, ctx.approval_mode)
+        layers = [check, *b.tool_layers]  # the check runs the approval middleware itself
         return tool_node(
             list(tools.values()),
             ctx.tool_timeout,
@@ -178,27 +197,13 @@ def _node(
     return b.tool_nodes.get(key, make)
 
 
-def _before(
-    ctx: AgentContext, payload: ActInput, tools: dict[str, BaseTool], config: RunnableConfig
-) -> ToolMessage | None:
-    """The observation of a call that will not run: one the model's reply broke, or one that
-    needs approval and carries no seal the review step made for exactly this call (whatever
-    sent it here). The policy is checked again here: the operator's and the run's, never less
-    than what the payload claims."""
-    call = payload["call"]
+def _before(payload: ActInput) -> ToolMessage | None:
+    """The observation of a call the model's reply broke (nothing runs). Whether a call that
+    needs approval may run is decided inside the tool node, on the call as it will really
+    run (`ApprovalCheck`), whatever sent it here."""
     if payload.get("error"):
-        return m.observation(call, payload["error"], is_error=True)
-    policy = {*ctx.approve, *(payload.get("approve") or [])}
-    if ctx.approval_mode == "per_call" or not needs_approval(tools.get(call["name"]), policy):
-        return None  # per call, the approval middleware itself pauses inside the tool node
-    thread = (config.get("configurable") or {}).get("thread_id")
-    if sealed(thread, call, payload.get("seal")):
-        return None
-    text = (
-        f"The call to {call['name']} was not run: it needs approval, and no decision was "
-        "recorded for this call with these arguments."
-    )
-    return m.observation(call, text, is_error=True)
+        return m.observation(payload["call"], payload["error"], is_error=True)
+    return None
 
 
 def _written(results: list[Any], payload: ActInput, ctx: AgentContext, seconds: float) -> Any:
@@ -224,6 +229,8 @@ def _observed(
     messages = messages if isinstance(messages, list) else [messages]
     out = []
     for message in messages:
+        if isinstance(message, ToolMessage) and message.response_metadata.get(SKIPPED):
+            continue  # a call act left alone: no result is written for it
         if isinstance(message, ToolMessage):
             message = _ours(message, payload, ctx, seconds)
             get_stream_writer()(

@@ -16,16 +16,18 @@ import json
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime, get_runtime
 
 from graph import messages as m
 from graph.nodes.bindings import Bindings
 from graph.nodes.finish import STUCK_AFTER
+from graph.nodes.tasks import pending_calls
 from graph.protocols.native import native_invalid_observation
 from graph.protocols.text.prompts import invalid_reply_observation
 from graph.settings import AgentContext
-from graph.state import AgentState, RouteState
+from graph.state import AgentState, RouteState, run_status
 from graph.steps import steps_taken
 
 AFTER_OBSERVE = 4  # supersteps the next step needs to still end through finish
@@ -40,7 +42,11 @@ def make_observe(b: Bindings) -> Any:
 
 
 def make_route_after_act(b: Bindings, loop_entry: str) -> Any:
-    def route_after_act(state: RouteState, runtime: Runtime) -> str:
+    def route_after_act(
+        state: RouteState, runtime: Runtime, config: RunnableConfig
+    ) -> str | list[str]:
+        if held(state, config):
+            return []  # act ran nothing here: the review, the next turn or its tasks go on
         step, _ = last_step(state.get("messages") or [])
         calls = len(step.tool_calls) + len(step.invalid_tool_calls) if step is not None else 0
         if calls > 1:  # this act task saw its own result only
@@ -50,6 +56,41 @@ def make_route_after_act(b: Bindings, loop_entry: str) -> Any:
         return "observe" if assess(b, ctx, state) else loop_entry
 
     return route_after_act
+
+
+def held(state: RouteState | AgentState, config: RunnableConfig | None = None) -> bool:
+    """Whether the act task that just ran goes nowhere: no run is under way (a client's
+    `Command(goto="act")` on a finished or new thread: the next turn closes its calls, and a
+    turn the client's update started runs its own loop), the step still waits for the review
+    (which routes to act itself), act reached by its edge sent one task per pending call
+    (`graph.nodes.act`; those tasks route on), or a task found its call already answered
+    (a second task for one call: the first one routes on)."""
+    if idle(state):
+        return True
+    step, _ = last_step(state.get("messages") or [])
+    if step is None or len(step.tool_calls) + len(step.invalid_tool_calls) < 2:
+        return False
+    pending = len(pending_calls(state))
+    if sent_task(config):  # one task of several: a duplicate that found every call answered
+        return pending == 0
+    return pending > 1  # act by its edge, which sent one task per pending call
+
+
+def idle(state: RouteState | AgentState) -> bool:
+    """No run is under way, or the step waits for the review: act runs nothing then."""
+    return run_status(state) != "running" or bool((state.get("run") or {}).get("review"))
+
+
+def sent_task(config: RunnableConfig | None) -> bool:
+    """Whether this act task is one a `Send` started (one call of several), not act reached
+    by its edge: LangGraph's documented task metadata names what triggered it
+    (`langgraph_triggers`). Every such task of a step sees only its own result, so one that
+    sees no pending call at all ran none: the calls were answered before it started."""
+    metadata = (config or {}).get("metadata") or {}
+    return PUSH in (metadata.get("langgraph_triggers") or ())
+
+
+PUSH = "__pregel_push"  # the trigger LangGraph names for a task a `Send` started
 
 
 def assess(

@@ -30,8 +30,9 @@ def to_act(state: RouteState | AgentState) -> list[Send] | Literal["act"]:
 
 def pending_calls(state: RouteState | AgentState) -> list[ActInput]:
     """What act needs for each call of the last step that has no observation yet: the call,
-    the protocol, the run's approval policy, the review step's seal, and for a call the model's
-    reply broke, why (so its observation says so and nothing runs)."""
+    the protocol, the run's approval policy, and for a call the model's reply broke, why (so
+    its observation says so and nothing runs). The review step's seals are read from the
+    state, inside the tool node, on the call as it will run (`ApprovalCheck`)."""
     messages = state.get("messages") or []
     index = next(
         (i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], AIMessage)), None
@@ -45,13 +46,11 @@ def pending_calls(state: RouteState | AgentState) -> list[ActInput]:
     if run.get("approve"):
         shared["approve"] = list(run["approve"])
     note = step.response_metadata.get("react_note")
-    seals = state.get("approvals") or {}
     payloads: list[Any] = [
         {
             "call": call,
             **shared,
             **({"note": note} if i == 0 and note else {}),
-            **({"seal": seals[call["id"]]} if call["id"] in seals else {}),
         }
         for i, call in enumerate(step.tool_calls)
         if call["id"] not in answered

@@ -1,0 +1,315 @@
+"""The one `wrap_tool_call` layer that holds the approval invariant: a decision runs exactly one
+call, once.
+
+It is act's approval layer and runs LangChain's `HumanInTheLoopMiddleware` itself, checking
+what HITL hands on to run, so it sees the call as it will really run: after HITL applied a
+reviewer's edit (batched mode, from its `hitl_edited_tool_calls` state key) or took a person's
+decision (per_call mode, its interrupt in `wrap_tool_call`). HITL's edit key is never trusted
+on its own: whatever tool and arguments reach this layer are checked, not what the step or any
+state key says.
+
+* A call whose tool needs approval runs only with a decision for exactly this call: in batched
+  mode the review step's seal (`graph.middleware.approval_seal`) must verify for this call id,
+  this tool and these arguments; in per_call mode HITL, just outside, has asked about this very
+  call (it pauses for every gated tool). Anything else (a planted edit that turns an ungated
+  call into a gated tool or changes an approved call's arguments, a forged step, a seal copied
+  onto another call) is refused with one sentence.
+* A decision is spent when its call starts (`graph.persistence.ledger`, outside the
+  checkpoints): a replay, a fork, a re-run from the checkpoint between review and act, or a
+  crash that cut the call short asks the person again (a new interrupt, in the mode's own
+  format) instead of running on the old decision.
+* Every call's start is recorded before its side effect; a task that starts a call again after
+  a crash marks its observation `response_metadata["react_rerun"] = N` (N earlier starts that
+  never finished), so any engine's retry shows it.
+* A call that belongs to no run under way (a client's `Command(goto="act")` on a finished or
+  new thread) or that still waits for the review step is not run here, and nothing is written
+  for it: the next turn, or the review, takes it up. Two results for one call, or a second
+  loop next to the one the client's update started, cannot come from act.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Collection
+from typing import Any
+
+from langchain.agents.middleware import HumanInTheLoopMiddleware
+from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.errors import GraphBubbleUp
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command
+
+from graph import messages as m
+from graph.middleware.approval_seal import sealed
+from graph.middleware.approvals import EDIT_NOTICE, reviewed, unreadable
+from graph.persistence.ledger import Attempt, Ledger, ledger_for
+from graph.state import run_status
+
+Result = ToolMessage | Command
+Execute = Callable[[ToolCallRequest], Result]
+AsyncExecute = Callable[[ToolCallRequest], Awaitable[Result]]
+SKIPPED = "react_skipped"  # response_metadata: no result for this call here (act drops it)
+
+
+class ApprovalCheck:
+    """The layer for one run's tools: `gated` are the tool names that need approval, `hitl`
+    the run's approval middleware (None when no tool needs one)."""
+
+    def __init__(
+        self, gated: Collection[str], hitl: HumanInTheLoopMiddleware | None, mode: str
+    ) -> None:
+        self.gated = frozenset(gated)
+        self.hitl = hitl
+        self.mode = mode
+
+    # -- sync -----------------------------------------------------------------------------
+
+    def wrap_tool_call(self, request: ToolCallRequest, handler: Execute) -> Result:
+        held = _held(request)
+        if held is not None:
+            return held
+        if self.hitl is None:
+            return self._checked(request, handler)
+        return self.hitl.wrap_tool_call(request, lambda to_run: self._checked(to_run, handler))
+
+    def _checked(self, request: ToolCallRequest, handler: Execute) -> Result:
+        ledger, task = _ledger(request)
+        if request.tool_call["name"] not in self.gated:
+            return self._run(request, handler, ledger, task)
+        decision = self._decision(request)
+        if decision is None:
+            return refused(request.tool_call)
+        return self._spend(request, handler, ledger, task, decision, 0)
+
+    def _spend(
+        self,
+        request: ToolCallRequest,
+        handler: Execute,
+        ledger: Ledger | None,
+        task: str,
+        decision: str,
+        asked: int,
+    ) -> Result:
+        if ledger is None or ledger.claim(decision, request.tool_call["id"]):
+            return self._run(request, handler, ledger, task)
+
+        def again(to_run: ToolCallRequest) -> Result:
+            return self._spend(to_run, handler, ledger, task, f"{task}/ask/{asked + 1}", asked + 1)
+
+        return self._ask(request, again)
+
+    def _run(
+        self, request: ToolCallRequest, handler: Execute, ledger: Ledger | None, task: str
+    ) -> Result:
+        attempt = ledger.start(task, request.tool_call["id"]) if ledger is not None else None
+        try:
+            result = handler(request)
+        except GraphBubbleUp:
+            raise
+        except BaseException:
+            if attempt is not None:
+                ledger.finish(attempt)  # type: ignore[union-attr]
+            raise
+        if attempt is not None:
+            ledger.finish(attempt)  # type: ignore[union-attr]
+        return _marked(result, request, attempt)
+
+    def _ask(self, request: ToolCallRequest, then: Execute) -> Result:
+        """Ask the person again about this call, in the run's approval format."""
+        assert self.hitl is not None  # a gated tool means the run has approval middleware
+        if self.mode == "per_call":
+            return self.hitl.wrap_tool_call(request, then)
+        outcome = _asked(self.hitl, request)
+        if isinstance(outcome, ToolMessage):
+            return outcome
+        to_run, edited = outcome
+        return _with_notice(then(to_run), to_run, edited)
+
+    # -- async ----------------------------------------------------------------------------
+
+    async def awrap_tool_call(self, request: ToolCallRequest, handler: AsyncExecute) -> Result:
+        held = _held(request)
+        if held is not None:
+            return held
+        if self.hitl is None:
+            return await self._achecked(request, handler)
+
+        async def checked(to_run: ToolCallRequest) -> Result:
+            return await self._achecked(to_run, handler)
+
+        return await self.hitl.awrap_tool_call(request, checked)
+
+    async def _achecked(self, request: ToolCallRequest, handler: AsyncExecute) -> Result:
+        ledger, task = _ledger(request)
+        if request.tool_call["name"] not in self.gated:
+            return await self._arun(request, handler, ledger, task)
+        decision = self._decision(request)
+        if decision is None:
+            return refused(request.tool_call)
+        return await self._aspend(request, handler, ledger, task, decision, 0)
+
+    async def _aspend(
+        self,
+        request: ToolCallRequest,
+        handler: AsyncExecute,
+        ledger: Ledger | None,
+        task: str,
+        decision: str,
+        asked: int,
+    ) -> Result:
+        if ledger is None or await ledger.aclaim(decision, request.tool_call["id"]):
+            return await self._arun(request, handler, ledger, task)
+
+        async def again(to_run: ToolCallRequest) -> Result:
+            next_decision = f"{task}/ask/{asked + 1}"
+            return await self._aspend(to_run, handler, ledger, task, next_decision, asked + 1)
+
+        assert self.hitl is not None
+        if self.mode == "per_call":
+            return await self.hitl.awrap_tool_call(request, again)
+        outcome = _asked(self.hitl, request)
+        if isinstance(outcome, ToolMessage):
+            return outcome
+        to_run, edited = outcome
+        return _with_notice(await again(to_run), to_run, edited)
+
+    async def _arun(
+        self, request: ToolCallRequest, handler: AsyncExecute, ledger: Ledger | None, task: str
+    ) -> Result:
+        call_id = request.tool_call["id"]
+        attempt = await ledger.astart(task, call_id) if ledger is not None else None
+        try:
+            result = await handler(request)
+        except GraphBubbleUp:
+            raise
+        except BaseException:
+            if attempt is not None:
+                await ledger.afinish(attempt)  # type: ignore[union-attr]
+            raise
+        if attempt is not None:
+            await ledger.afinish(attempt)  # type: ignore[union-attr]
+        return _marked(result, request, attempt)
+
+    # -- the decision ---------------------------------------------------------------------
+
+    def _decision(self, request: ToolCallRequest) -> str | None:
+        """The id of the decision that lets this call run as it is, or None.
+
+        per_call: HITL, the layer just outside, paused for this gated call and handed on the
+        call the person approved or edited (the same tool: its edit schema pins the name), so
+        the decision belongs to this task. batched: the review step's seal for this call id
+        must verify for the tool and arguments that are about to run."""
+        call = request.tool_call
+        if self.mode == "per_call":
+            return f"{_task(request)}/hitl"
+        state = request.state if isinstance(request.state, dict) else {}
+        seals = state.get("approvals") or {}
+        return sealed(_thread(request), call, seals.get(call["id"]))
+
+
+def refused(call: dict[str, Any]) -> ToolMessage:
+    text = (
+        f"The call to {call['name']} was not run: it needs approval, and no decision was "
+        "recorded for this call with these arguments."
+    )
+    return m.observation(call, text, is_error=True)
+
+
+def _held(request: ToolCallRequest) -> ToolMessage | None:
+    """A call act leaves alone (a skipped result: nothing is written for it): one that already
+    has a result, one that still waits for the review, one of the thread's steps when no run
+    is under way (the next turn closes it)."""
+    state = request.state if isinstance(request.state, dict) else {}
+    call_id = request.tool_call["id"]
+    run = state.get("run") or {}
+    waiting = call_id in (run.get("review") or [])
+    found, answered = _found(state, call_id)
+    if waiting or answered or (found and run_status(state) != "running"):
+        return ToolMessage(
+            "",
+            tool_call_id=call_id,
+            name=request.tool_call["name"],
+            response_metadata={SKIPPED: True},
+        )
+    return None
+
+
+def _found(state: dict[str, Any], call_id: str) -> tuple[bool, bool]:
+    """Whether a step of the thread made this call, and whether it has a result after it
+    (read from the end back to the step that made it)."""
+    answered = False
+    for message in reversed(state.get("messages") or []):
+        if isinstance(message, ToolMessage) and message.tool_call_id == call_id:
+            answered = True
+        elif isinstance(message, AIMessage) and any(c["id"] == call_id for c in message.tool_calls):
+            return True, answered
+    return False, answered
+
+
+def _thread(request: ToolCallRequest) -> str | None:
+    info = getattr(request.runtime, "execution_info", None)
+    return info.thread_id if info is not None else None
+
+
+def _task(request: ToolCallRequest) -> str:
+    info = getattr(request.runtime, "execution_info", None)
+    return info.task_id if info is not None else ""
+
+
+def _ledger(request: ToolCallRequest) -> tuple[Ledger | None, str]:
+    return ledger_for(request.runtime.store, _thread(request)), _task(request)
+
+
+def _asked(
+    hitl: HumanInTheLoopMiddleware, request: ToolCallRequest
+) -> tuple[ToolCallRequest, bool] | ToolMessage:
+    """A batched re-ask: HITL's own pause for this one call (`{"action_requests": [...]}`,
+    resumed with `{"decisions": [...]}`), read as the review step reads it."""
+    call = request.tool_call
+    step = AIMessage("", tool_calls=[call])
+    try:
+        update = hitl.after_model({"messages": [step]}, request.runtime)  # type: ignore[arg-type]
+    except GraphBubbleUp:
+        raise
+    except Exception as exc:  # a resume the middleware cannot read: nothing runs
+        return m.observation(
+            call, f"The call to {call['name']} was not run: {unreadable(exc)}.", is_error=True
+        )
+    written = reviewed(step, {call["id"]}, update)
+    answer = next((x for x in written if isinstance(x, ToolMessage)), None)
+    if answer is not None:
+        return answer
+    final = next((x for x in written if isinstance(x, AIMessage)), step)
+    to_run = final.tool_calls[0] if final.tool_calls else call
+    edited = to_run["args"] != call["args"]
+    return request.override(tool_call={**call, "args": to_run["args"]}), edited
+
+
+def _with_notice(result: Result, request: ToolCallRequest, edited: bool) -> Result:
+    """A re-asked call the person edited: the model is told what ran, as HITL tells it."""
+    if not edited or not isinstance(result, ToolMessage):
+        return result
+    call = request.tool_call
+    shown = json.dumps(call["args"], ensure_ascii=False, default=str)
+    notice = f"{EDIT_NOTICE} Executed instead: {call['name']} with arguments {shown}."
+    return result.model_copy(update={"content": f"{notice}\n\nTool response:\n{result.text}"})
+
+
+def _marked(result: Result, request: ToolCallRequest, attempt: Attempt | None) -> Result:
+    """The result of a call started again after `attempt.earlier` unfinished starts."""
+    if attempt is None or not attempt.earlier:
+        return result
+    call_id = request.tool_call["id"]
+
+    def mark(message: Any) -> Any:
+        if isinstance(message, ToolMessage) and message.tool_call_id == call_id:
+            meta = {**message.response_metadata, m.RERUN: attempt.earlier}
+            return message.model_copy(update={"response_metadata": meta})
+        return message
+
+    if isinstance(result, Command) and isinstance(result.update, dict):
+        found = result.update.get("messages") or []
+        found = found if isinstance(found, list) else [found]
+        update = {**result.update, "messages": [mark(x) for x in found]}
+        return Command(update=update, goto=result.goto, graph=result.graph)
+    return mark(result)
