@@ -44,6 +44,7 @@ from tests.support.openai_server import Reply, ToolCall
 ENV_DIR = "REACT_AGENT_CHAT_UI_DIR"
 CHROMIUM = Path("/usr/bin/chromium")
 EXPRESSION = "17 * 23"
+API_KEY_STORAGE = "lg:chat:apiKey"  # the UI's localStorage key for the deployment's API key
 # Any Google Fonts CSS URL gets a font face without a download (the page then uses a local font).
 _FONT_MOCK = """\
 const css = "@font-face { font-family: 'Inter'; font-style: normal; font-weight: 100 900; \
@@ -199,8 +200,14 @@ class ChatPage:
     asked_at: float = 0.0
 
     @classmethod
-    def open(cls, page: Any, url: str) -> ChatPage:
+    def open(cls, page: Any, url: str, *, api_key: str | None = None) -> ChatPage:
+        """The chat page at `url`; `api_key`, if any, is stored where the UI reads it (the UI
+        sends it as X-Api-Key), as its settings form would."""
         chat = cls(page)
+        if api_key is not None:
+            page.add_init_script(
+                f"window.localStorage.setItem({json.dumps(API_KEY_STORAGE)}, {json.dumps(api_key)})"
+            )
         page.on("request", chat._on_request)
         page.on("response", chat._on_response)
         page.goto(url)
