@@ -33,7 +33,7 @@ from graph.caller_schemas import context_schema_for
 from graph.checked import SERVED_CONTEXT, AgentGraph
 from graph.middleware.hooks import NODE_HOOKS, hook_node, jumps_of, node_name, with_hook
 from graph.middleware.loading import load_middleware
-from graph.middleware.schema import extended
+from graph.middleware.schema import extended, private_keys
 from graph.nodes.act import make_act
 from graph.nodes.bindings import Bindings
 from graph.nodes.finish import make_finish
@@ -42,7 +42,7 @@ from graph.nodes.review import make_review
 from graph.nodes.tasks import to_act
 from graph.nodes.think import make_think
 from graph.settings import ConfigError, resolve_context
-from graph.state import AgentState, InputState, OutputState, RouteState, run_status
+from graph.state import LOOP_KEYS, AgentState, InputState, OutputState, RouteState, run_status
 from graph.tooling.registry import registry_tools
 
 if TYPE_CHECKING:
@@ -128,6 +128,7 @@ def build_graph(
         OutputState,
         [*own, HumanInTheLoopMiddleware.state_schema, *(w.state_schema for w in wares)],
     )
+    b.guarded = LOOP_KEYS | private_keys(state)
     builder = StateGraph(
         state, context_schema=context, input_schema=input_state, output_schema=output_state
     )

@@ -21,7 +21,7 @@ invalid still reads, and its next run goes on from the valid ones.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage
@@ -301,29 +301,6 @@ class UsageValue(Checked):
 class SealsValue(Checked):
     __slots__ = ()
     check = staticmethod(replace_seals)
-
-
-# The strict check of each of the agent's own channels, for writes that come from outside the
-# loop (a client's update, a middleware hook's): a bad value raises one sentence before
-# anything is stored. `messages` is checked by `graph.message_reducer.check_messages`.
-CHECKS: dict[str, Callable[[Any, Any], Any]] = {
-    "run": merge_run,
-    "steps": replace_steps,
-    "status": replace_status,
-    "answer": replace_text,
-    "error": replace_text,
-    "usage": replace_usage,
-    "approvals": replace_seals,
-}
-
-
-def check_update(update: Mapping[str, Any]) -> None:
-    """Refuse, with one sentence, an update holding a malformed value for one of the agent's
-    own channels."""
-    for key, value in update.items():
-        check = CHECKS.get(key)
-        if check is not None:
-            check(None, value)
 
 
 class InputState(TypedDict):

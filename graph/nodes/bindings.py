@@ -26,6 +26,7 @@ from graph.policies import loop_policies
 from graph.protocols.text.grammar import grammar_for, request_options, use_grammar
 from graph.protocols.text.observations import quotable_lines
 from graph.settings import ENV_VARS, AgentContext, resolve_run_context
+from graph.state import LOOP_KEYS
 from graph.steps import latest_observations, run_messages
 
 # The embedded model is small and slow: it gets bounds of its own unless the operator set them.
@@ -63,6 +64,9 @@ class Bindings:
         self.overrides = dict(overrides)
         self.load_tools = load_tools
         self.caller_fields: frozenset[str] = frozenset()  # build_graph(context_schema=...)
+        # the keys only the agent's own steps write: the loop's and every middleware's private
+        # keys (set by build_graph from the state schema); a tool's Command may not write them
+        self.guarded: frozenset[str] = LOOP_KEYS
         # supersteps the middleware's node hooks add: each iteration (before_model and
         # after_model hooks), after think (after_model and after_agent hooks), at the close
         self.step_hooks = self.after_think_hooks = self.closing_hooks = 0

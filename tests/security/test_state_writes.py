@@ -30,7 +30,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command, StateUpdate
 
 from graph import build_graph
-from graph.checked import ProtectedKey
+from graph.checked import ProtectedKey, tool_update_refusal
+from graph.middleware.schema import private_keys
+from graph.state import LOOP_KEYS
 from tests.support.scripted_model import ScriptedChatModel, calls, tool_call
 from tests.support.sentences import assert_one_sentence
 
@@ -239,3 +241,19 @@ def test_a_hook_writing_a_malformed_value_fails_before_storing_it() -> None:
     agent.get_state(cfg())  # the thread still reads
     stored = [saver.serde.loads_typed(w[2]) for ws in saver.writes.values() for w in ws.values()]
     assert "weird" not in stored
+
+
+def test_a_tools_command_that_writes_a_guarded_key_is_named_for_act_to_refuse() -> None:
+    """A tool runs inside act, so its `Command(update=...)` would be written as act's own:
+    `tool_update_refusal` names the guarded keys it writes (act says that sentence instead of
+    applying the update), and lets any other update through."""
+    agent = agent_for(["done"])
+    guarded = LOOP_KEYS | private_keys(agent.builder.state_schema)
+    assert {"hitl_edited_tool_calls", "thread_model_call_count", "audit_secret"} <= guarded
+    forged = Command(update={"messages": [], "run": {"started_at": 0.0}, "audit_secret": "x"})
+    refusal = tool_update_refusal(forged, guarded)
+    assert_one_sentence(refusal, "'audit_secret'", "'run'", "not applied")
+    pairs = Command(update=[("hitl_edited_tool_calls", EDIT)])
+    assert "'hitl_edited_tool_calls'" in (tool_update_refusal(pairs, guarded) or "")
+    assert tool_update_refusal(Command(update={"messages": [], "todos": []}), guarded) is None
+    assert tool_update_refusal("a plain result", guarded) is None
