@@ -31,7 +31,15 @@ from typing_extensions import TypedDict
 
 from graph.environment import ENVIRONMENT, EnvVar
 
-__all__ = ["ENVIRONMENT", "AgentContext", "ConfigError", "EnvVar", "RunContext", "resolve_context"]
+__all__ = [
+    "EMBEDDED_DEFAULTS",
+    "ENVIRONMENT",
+    "AgentContext",
+    "ConfigError",
+    "EnvVar",
+    "RunContext",
+    "resolve_context",
+]
 
 Protocol, Scope = Literal["auto", "native", "text"], Literal["run", "operator"]
 
@@ -40,9 +48,30 @@ class ConfigError(ValueError):
     """A configuration a user can fix; the message says what to set."""
 
 
-def _setting(default: Any, env: str, scope: Scope, help: str, **bounds: Any) -> Any:
-    """A field with its environment variable and scope recorded beside its help text."""
-    extra = {"env": env, "scope": scope}
+def shown_value(value: Any) -> str:
+    """A value as it would be typed into the environment (`true`, `30`, `a,b`)."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, list):
+        return ",".join(map(str, value))
+    return str(value)
+
+
+_UNSET: Any = object()
+
+
+def _setting(
+    default: Any, env: str, scope: Scope, help: str, *, embedded: Any = _UNSET, **bounds: Any
+) -> Any:
+    """A field with its environment variable and scope recorded beside its help text, and its
+    value for the embedded model where that has its own (`EMBEDDED_DEFAULTS`): the help says
+    it, so the settings' help, the docs' table and `react-agent config` give the one value."""
+    extra: dict[str, Any] = {"env": env, "scope": scope}
+    if embedded is not _UNSET:
+        extra["embedded"] = embedded
+        help = f"{help} The embedded model's default: {shown_value(embedded)}."
     if callable(default):
         return Field(default_factory=default, description=help, json_schema_extra=extra, **bounds)
     return Field(default=default, description=help, json_schema_extra=extra, **bounds)
@@ -133,9 +162,8 @@ class AgentContext(BaseModel):
     )  # fmt: skip
     run_timeout: float | None = _setting(
         None, "REACT_AGENT_RUN_TIMEOUT", "operator",
-        "Seconds a whole run may take; the run then ends with what it has. Empty: no limit "
-        "(the embedded model: 30).",
-        gt=0,
+        "Seconds a whole run may take; the run then ends with what it has. Empty: no limit.",
+        gt=0, embedded=30.0,
     )  # fmt: skip
     max_reply_chars: int = _setting(
         100_000, "REACT_AGENT_MAX_REPLY_CHARS", "operator",
@@ -143,20 +171,20 @@ class AgentContext(BaseModel):
     )  # fmt: skip
     max_tokens: int | None = _setting(
         None, "REACT_AGENT_MAX_TOKENS", "operator",
-        "Most tokens the model may write per step. Empty: the endpoint's default (the "
-        "embedded model: 100).",
-        ge=16,
+        "Most tokens the model may write per step. Empty: the endpoint's default.",
+        ge=16, embedded=100,
     )  # fmt: skip
     answer_after: int | None = _setting(
         None, "REACT_AGENT_ANSWER_AFTER", "operator",
         "After this many tool results (failed calls do not count) only a Final Answer is "
-        "offered. Empty: never (the embedded model: 1).",
-        ge=1,
+        "offered. Empty: never.",
+        ge=1, embedded=2,
     )  # fmt: skip
     quoted_answers: bool | None = _setting(
         None, "REACT_AGENT_QUOTED_ANSWERS", "operator",
-        "With a grammar, an answer right after an observation quotes its first line (small models "
-        "paraphrase into falsehoods). Empty: only for the embedded model.",
+        "With a grammar, an answer right after an observation is one of its lines (small "
+        "models paraphrase into falsehoods). Empty: off.",
+        embedded=True,
     )  # fmt: skip
     max_retries: int = _setting(
         2, "REACT_AGENT_MAX_RETRIES", "operator",
@@ -227,6 +255,13 @@ def _field_extra(name: str) -> dict[str, Any]:
 
 
 ENV_VARS: dict[str, str] = {name: _field_extra(name)["env"] for name in AgentContext.model_fields}
+# The embedded model's own values of the settings the operator left unset: it is small and
+# slow, so it gets bounds a hosted model does not need. Declared with each field above.
+EMBEDDED_DEFAULTS: dict[str, Any] = {
+    name: _field_extra(name)["embedded"]
+    for name in AgentContext.model_fields
+    if "embedded" in _field_extra(name)
+}
 RUN_FIELDS = frozenset(n for n in AgentContext.model_fields if _field_extra(n)["scope"] == "run")
 
 

@@ -15,21 +15,64 @@ from graph.cli.guard import run_command
 from graph.cli.output import json_lines, say, visible, visible_json
 
 
-def config() -> None:
-    """Show the effective configuration (never the API key) and where state is stored."""
+@o.with_run_options
+def config(run: o.RunOptions) -> None:
+    """Show the settings a run would use (never the API key), where each value comes from
+    (option, environment, .env, embedded-model default, default) and where state is stored.
+    Takes the options a run takes."""
+    import os
+
+    before = frozenset(os.environ)  # run_command reads .env next: what it adds is its own
 
     def body() -> None:
         from graph.cli.locations import store_url
         from graph.redaction import redact
         from graph.settings import resolve_context
 
-        ctx = resolve_context()
-        shown = {**ctx.model_dump(), **_embedded(ctx), "checkpointer": store_url()}
-        width = max(map(len, shown))
-        for name, value in shown.items():
-            print(f"{name:{width}}  {visible(redact(value))}")  # URLs can carry credentials
+        ctx = resolve_context(run.settings(), labels=run.flags())
+        run.response_format()  # a bad --schema is one sentence here too
+        rows = _rows(ctx, run, before)
+        rows["checkpointer"] = (store_url(run.checkpointer), _source(run, before)["checkpointer"])
+        width = max(map(len, rows))
+        for name, (value, source) in rows.items():  # URLs can carry credentials
+            print(f"{name:{width}}  {visible(redact(value))}  ({source})")
 
     run_command(body)
+
+
+def _rows(ctx: Any, run: o.RunOptions, before: frozenset[str]) -> dict[str, tuple[str, str]]:
+    """Each setting's value as a run would use it, and where it comes from."""
+    from graph.settings import EMBEDDED_DEFAULTS, shown_value
+
+    embedded = _embedded(ctx)
+    given = _source(run, before)
+    rows: dict[str, tuple[str, str]] = {}
+    for name, value in ctx.model_dump().items():
+        source = given.get(name, "default")
+        if name in embedded:  # the model and its endpoint: the embedded one, however chosen
+            value = embedded[name]
+            source = "embedded model" if name == "base_url" or source == "default" else source
+        elif embedded and value is None and name in EMBEDDED_DEFAULTS:
+            value, source = EMBEDDED_DEFAULTS[name], "embedded-model default"
+        rows[name] = ("(none)" if value in (None, []) else shown_value(value), source)
+    return rows
+
+
+def _source(run: o.RunOptions, before: frozenset[str]) -> dict[str, str]:
+    """Where each setting given anywhere comes from: the option typed, else the environment
+    variable (set before `.env` was read), else `.env`; missing: the default."""
+    import os
+
+    from graph.settings import ENV_VARS
+
+    variables = {**ENV_VARS, "checkpointer": "REACT_AGENT_CHECKPOINTER"}
+    found = {name: "default" for name in variables}
+    for name, variable in variables.items():
+        if os.environ.get(variable, "").strip():
+            found[name] = f"environment {variable}" if variable in before else f".env {variable}"
+    typed = {**run.settings(), **({"checkpointer": run.checkpointer} if run.checkpointer else {})}
+    found.update({name: f"option {o.FLAGS[name]}" for name in typed})
+    return found
 
 
 def _embedded(ctx: Any) -> dict[str, str]:
@@ -52,7 +95,7 @@ def _embedded(ctx: Any) -> dict[str, str]:
     why = "asked for by name" if ctx.model == "local" else f"no {ctx.api_key_env} or endpoint"
     return {
         "model": f"local: the embedded model ({label}; {why})",
-        "base_url": "a llama.cpp server on 127.0.0.1, started by each run that needs it",
+        "base_url": "none: llama.cpp runs the model, started by each run that needs it",
     }
 
 

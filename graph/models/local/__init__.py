@@ -38,16 +38,18 @@ from graph.models.local.model_file import (
     packaged_model,
     stderr_progress,
 )
+from graph.settings import EMBEDDED_DEFAULTS
 
 if TYPE_CHECKING:
     from graph.models.local.completion import LocalCompletionModel
     from graph.models.local.server import LocalServer
 
-# The embedded model's recommended run policies (the agent's settings declare them).
-ANSWER_AFTER = 2  # results (failed calls aside) before only a Final Answer is offered
-STEP_TOKENS = 100  # tokens per step: a one-line Thought and an Action, or a one-line answer
-RUN_DEADLINE = 30.0  # seconds per run
-QUOTED_ANSWERS = True  # an answer right after an observation is one of its quotable lines
+# The embedded model's run policies, declared with the settings (graph.settings, each field's
+# `embedded` value) and named here for the code that runs the model directly (bench, tests).
+ANSWER_AFTER: int = EMBEDDED_DEFAULTS["answer_after"]
+STEP_TOKENS: int = EMBEDDED_DEFAULTS["max_tokens"]
+RUN_DEADLINE: float = EMBEDDED_DEFAULTS["run_timeout"]
+QUOTED_ANSWERS: bool = EMBEDDED_DEFAULTS["quoted_answers"]
 
 _LAZY = {
     "LocalServer": "graph.models.local.server",
