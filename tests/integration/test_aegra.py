@@ -19,9 +19,11 @@ REACT_AGENT_REQUIRE_SERVICES=1 (CI).
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -35,6 +37,8 @@ import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
+from tests.docs.markdown_blocks import SHELL, all_blocks
+from tests.docs.shell_lines import commands
 from tests.support.aegra import (
     CONFIG,
     LAUNCHER,
@@ -185,6 +189,35 @@ def test_the_launcher_says_what_is_missing_in_one_sentence(
     assert done.returncode == 2, done.stderr
     [line] = done.stderr.strip().splitlines()
     assert line.startswith(f"serve.py: {said}") and "Traceback" not in done.stderr
+
+
+def test_the_deployment_page_starts_instances_with_this_launcher() -> None:
+    """docs/deployment.md's commands run serve.py with options the launcher takes (the
+    deployment fixture runs the same launcher with the same options)."""
+    spec = importlib.util.spec_from_file_location("aegra_serve", LAUNCHER)
+    assert spec is not None and spec.loader is not None
+    launcher = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(launcher)  # the standard library only, at import
+    lines = [
+        command.line
+        for block in all_blocks(SHELL)
+        if block.path.name == "deployment.md"
+        for command in commands(block)
+        if "deploy/aegra/serve.py" in command.line
+    ]
+    assert len(lines) >= 2  # the first instance and a further one
+    for line in lines:
+        words = shlex.split(line)
+        assert words[:6] == [
+            "uv",
+            "run",
+            "--project",
+            "deploy/aegra",
+            "python",
+            "deploy/aegra/serve.py",
+        ]
+        args = launcher.parse_args(words[6:])
+        assert args.port in (2026, 2027)
 
 
 # --------------------------------------------------------------------------- the key
