@@ -42,6 +42,13 @@ def run_command(body: Callable[[], Any]) -> None:
         raise typer.Exit(code) from None
 
 
+def _mcp_server_failed(exc: Exception) -> bool:
+    """An MCP server that did not start (its module is loaded only when a server was asked for,
+    so an exception of that class cannot exist without it: nothing is imported here)."""
+    session = sys.modules.get("tools.mcp.session")
+    return session is not None and isinstance(exc, session.MCPServerError)
+
+
 def _classify(exc: Exception, config_error: type[Exception]) -> tuple[int, str]:
     from graph.persistence.errors import PersistenceError
     from graph.persistence.locks import ThreadBusy
@@ -49,6 +56,8 @@ def _classify(exc: Exception, config_error: type[Exception]) -> tuple[int, str]:
     if isinstance(exc, ThreadBusy):
         return EXIT["busy"], str(exc)
     if isinstance(exc, PersistenceError):  # a store or lock failure: its sentence says what next
+        return EXIT["error"], str(exc)
+    if _mcp_server_failed(exc):  # names the server and what to check
         return EXIT["error"], str(exc)
     if isinstance(exc, (config_error, ValueError)):
         return EXIT["usage"], str(exc)

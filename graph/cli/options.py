@@ -81,6 +81,11 @@ Schema = Annotated[
         "in --json).",
     ),
 ]
+# `chat` has no --json: its answers are printed, each a JSON object matching the schema.
+ChatSchema = Annotated[
+    str | None,
+    typer.Option("--schema", help="A JSON schema file: each answer is a JSON object matching it."),
+]
 JsonLines = Annotated[
     bool, typer.Option("--json", help="Print JSON Lines: one JSON object per line.")
 ]
@@ -120,6 +125,13 @@ class RunOptions:
             schema = json.loads(Path(self.schema).expanduser().read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise Stop(f"--schema {self.schema}: cannot read a JSON schema ({exc}).", 2) from None
+        if isinstance(schema, dict):  # valid JSON Schema first: its own words say what is wrong
+            from graph.policies.structured_answer import check_schema
+
+            try:
+                check_schema(schema, where=f"--schema {self.schema}")
+            except ValueError as exc:
+                raise Stop(str(exc), EXIT["usage"]) from None
         if not isinstance(schema, dict) or schema.get("type", "object") != "object":
             raise Stop(f"--schema {self.schema}: the schema must describe a JSON object.", 2)
         schema.setdefault("title", Path(self.schema).stem.replace("-", "_") or "answer")
@@ -155,9 +167,13 @@ def with_run_options(command: Callable[..., None]) -> Callable[..., None]:
     """
     own = inspect.signature(command, eval_str=True)
     kept = [p for p in own.parameters.values() if p.name != "run"]
+    # a command without --json (chat) gets help that does not send the reader to --json
+    options = (
+        _RUN_OPTIONS if "as_json" in own.parameters else {**_RUN_OPTIONS, "schema": ChatSchema}
+    )
     shared = [
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=alias)
-        for name, alias in _RUN_OPTIONS.items()
+        for name, alias in options.items()
     ]
 
     @functools.wraps(command)
@@ -190,8 +206,10 @@ def thread_id(value: str | None) -> str | None:
 def question(text: str) -> str:
     """The question, refused when there is nothing in it (a model call would be wasted)."""
     if not text.strip():
+        from graph.persistence.errors import program
+
         raise Stop(
-            'The question is empty; pass the question or task as text, e.g. react-agent ask "What '
+            f'The question is empty; pass the question or task as text, e.g. {program()} ask "What '
             'is 17 * 23?".',
             EXIT["usage"],
         )

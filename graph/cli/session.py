@@ -19,6 +19,7 @@ from graph.cli.locations import store_url
 from graph.cli.options import EXIT, RunOptions, Stop
 from graph.cli.output import error, json_text, say
 from graph.cli.render import StepPrinter
+from graph.persistence.errors import program, resume_command
 from graph.persistence.locks import thread_lock
 from graph.persistence.savers import open_async_saver
 from graph.settings import resolve_context
@@ -28,13 +29,26 @@ T = TypeVar("T")
 
 def check(run: RunOptions) -> str:
     """Check what the user can fix before a thread is touched or a model starts: the settings
-    (an error names the flag or variable that gave the bad value), the tools, the store URL.
-    Returns the store URL."""
+    (an error names the flag or variable that gave the bad value; max_steps within the cap the
+    settings give), the tools and the approval entries (one that names no tool), the schema
+    file, the store URL. Returns the store URL."""
     from graph.persistence.savers import kind_of
     from graph.tooling.registry import registry_tools
+    from tools.mcp.approvals import check_approvals
 
     ctx = resolve_context(run.settings(), labels=run.flags())
-    registry_tools(ctx.tools, ctx.mcp_config)
+    if ctx.max_steps > ctx.max_steps_cap:
+        given = "--max-steps" if run.max_steps is not None else "REACT_AGENT_MAX_STEPS"
+        raise Stop(
+            f"{given} {ctx.max_steps} is above the cap of {ctx.max_steps_cap} steps "
+            f"(REACT_AGENT_MAX_STEPS_CAP); ask for at most {ctx.max_steps_cap}, or raise the cap.",
+            EXIT["usage"],
+        )
+    tools = registry_tools(ctx.tools, ctx.mcp_config)
+    if ctx.approve:  # an entry may name any registry tool, not only this run's (as the graph)
+        every = registry_tools(None, ctx.mcp_config) if ctx.tools else []
+        check_approvals(ctx.approve, [*every, *tools])
+    run.response_format()
     url = store_url(run.checkpointer)
     kind_of(url)
     return url
@@ -115,7 +129,7 @@ def closing_line(thread_id: str, url: str, command: str | None = None) -> str:
     if url == "memory":
         return f"thread {thread_id} · kept in memory only: it ends with this command"
     if command:
-        return f"thread {thread_id} · continue with: react-agent {command} --thread {thread_id}"
+        return f"thread {thread_id} · continue with: {program()} {command} --thread {thread_id}"
     return f"thread {thread_id} · continue with --thread {thread_id}"
 
 
@@ -141,8 +155,14 @@ def report(values: dict[str, Any], thread_id: str, paused: bool, as_json: bool, 
     elif paused and url == "memory":
         say("Paused for approval; the memory store ends with this command, so it cannot resume.")
     elif paused:
-        say(f"Paused for approval. Continue with: react-agent resume --thread {thread_id}")
+        say(f"Paused for approval. Continue with: {resume_command(thread_id)}")
     else:
+        for step in steps_of(values):
+            if step.get("rerun"):
+                say(
+                    f"Note: the call to {step.get('tool')} ran again (an earlier attempt was "
+                    "interrupted by a crash); any effect of it may have happened twice."
+                )
         if status == "error":
             error(redact(values.get("error")))
         usage = values.get("usage") or {}
@@ -167,8 +187,7 @@ def run_turns(coro: Coroutine[Any, Any, T], thread_id: str) -> T:
         result = loop.run_until_complete(coro)
     except KeyboardInterrupt:
         sys.stderr.write("\n")
-        resume = f"react-agent resume --thread {thread_id}"
-        say(f"Interrupted. The run is saved; continue it with: {resume}")
+        say(f"Interrupted. The run is saved; continue it with: {resume_command(thread_id)}")
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(130)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -261,13 +262,19 @@ def test_an_http_server_killed_mid_call_is_noticed_before_the_timeout(tmp_path: 
 @pytest.mark.parametrize(
     ("server", "expected"),
     [
-        ({"command": "/nonexistent/mcp-server"}, "No such file or directory"),
+        (
+            {"command": "/nonexistent/mcp-server"},
+            "no program '/nonexistent/mcp-server' was found; check its command in",
+        ),
         (
             {"command": sys.executable, "args": ["-c", "import sys; sys.exit(3)"]},
-            "Connection closed (the server exited",
+            "the server exited or hung up before the MCP handshake finished; check its command",
         ),
-        ({"command": "sleep", "args": ["30"]}, "no answer within 1 s"),
-        ({"url": "http://127.0.0.1:9/mcp"}, "ConnectError"),
+        ({"command": "sleep", "args": ["30"]}, "no answer within 1 s; check its command"),
+        (
+            {"url": "http://user:pw@127.0.0.1:9/mcp?key=s"},
+            "check that a server is up at http://127.0.0.1:9/mcp and that its url in",
+        ),
     ],
 )
 def test_a_server_that_does_not_start_is_one_clear_error(
@@ -283,6 +290,10 @@ def test_a_server_that_does_not_start_is_one_clear_error(
     message = str(caught.value)
     assert message.startswith("MCP server 'broken' did not start: ") and expected in message
     assert "good" not in message and "\n" not in message
+    assert str(config) in message and message.endswith(".")
+    # a sentence for a person: no exception class names, no credentials of the URL
+    assert not re.search(r"[A-Z][a-z]+(Error|Exception|Group)\b", message), message
+    assert "pw" not in message and "key=" not in message
 
 
 def test_clashing_names_are_prefixed_with_the_server(tmp_path: Path) -> None:

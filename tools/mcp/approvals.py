@@ -61,7 +61,7 @@ def check_approvals(approve: Iterable[str], tools: Iterable[BaseTool]) -> None:
     if not missing:
         return
     names = ", ".join(repr(m) for m in missing)
-    shown = sorted(t.name for t in tools)
+    shown = sorted({t.name for t in tools})  # a run's tools are also the registry's: once each
     listed = ", ".join(shown[:20]) + (f" and {len(shown) - 20} more" if len(shown) > 20 else "")
     listed = listed or "none"
     which = "names no tool" if len(missing) == 1 else "name no tool"

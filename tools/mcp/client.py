@@ -22,11 +22,12 @@ import os
 import threading
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langchain_mcp_adapters.client import MultiServerMCPClient
 
-from tools.mcp.config import STDIO, MCPConfig, load_config
+from tools.mcp.config import STDIO, MCPConfig, MCPServerConfig, load_config
 from tools.mcp.convert import DEFAULT_MAX_CHARS
 from tools.mcp.naming import assign_names
 from tools.mcp.session import MCPServer, MCPServerError, SessionLoop
@@ -51,7 +52,10 @@ class MCPClient:
         self.loop = loop
         adapters = MultiServerMCPClient({s.name: s.connection() for s in config.servers})
         self.servers = {
-            s.name: MCPServer(s.name, adapters, remote=s.transport != STDIO) for s in config.servers
+            s.name: MCPServer(
+                s.name, adapters, remote=s.transport != STDIO, advice=_advice(s, config.path)
+            )
+            for s in config.servers
         }
 
     async def start(self, start_timeout: float) -> None:
@@ -116,6 +120,17 @@ class MCPClient:
 
     async def aclose(self) -> None:
         await asyncio.gather(*(server.close() for server in self.servers.values()))
+
+
+def _advice(server: MCPServerConfig, path: Path) -> str:
+    """What a person checks when `server` does not start: its command or its address, and the
+    file that names it (a URL without its credentials or query: the sentence is printed)."""
+    if server.transport == STDIO:
+        return f"check its command in {path} and that the program is installed and runs"
+    parts = urlsplit(server.url or "")
+    port = f":{parts.port}" if parts.port else ""
+    where = f"{parts.scheme}://{parts.hostname}{port}{parts.path}"
+    return f"check that a server is up at {where} and that its url in {path} is right"
 
 
 def _client(path: str | os.PathLike[str]) -> MCPClient:

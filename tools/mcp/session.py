@@ -82,10 +82,13 @@ class MCPServer:
     """One server's session: started on demand, kept open, restarted after its connection
     breaks. Every coroutine here runs on the session loop."""
 
-    def __init__(self, name: str, client: MultiServerMCPClient, *, remote: bool) -> None:
+    def __init__(
+        self, name: str, client: MultiServerMCPClient, *, remote: bool, advice: str = ""
+    ) -> None:
         self.name = name
         self.client = client
         self.remote = remote  # HTTP: a dead server is noticed by pinging it during calls
+        self.advice = advice  # what a person checks when it does not start ("check its ...")
         self.failure: BaseException | None = None  # why the transport last broke
         self.tools: list[BaseTool] = []  # from the adapters' load_mcp_tools: names and schemas
         self.closed = False
@@ -114,15 +117,16 @@ class MCPServer:
             await asyncio.wait_for(asyncio.shield(ready), timeout)
         except TimeoutError:
             await self.stop(wait=0)  # stuck in the handshake: nothing to wait for
-            raise MCPServerError(
-                f"MCP server '{self.name}' did not start: no answer within {timeout:g} s."
-            ) from None
+            why = f"no answer within {timeout:g} s"
         except Exception as exc:
             await self.stop()
             why = reason(exc)
             if isinstance(_innermost(exc), McpError) and "Connection closed" in why:
-                why += " (the server exited or hung up before the MCP handshake finished)"
-            raise MCPServerError(f"MCP server '{self.name}' did not start: {why}") from None
+                why = "the server exited or hung up before the MCP handshake finished"
+        else:
+            return
+        advice = f"; {self.advice}" if self.advice else ""
+        raise MCPServerError(f"MCP server '{self.name}' did not start: {why}{advice}.")
 
     async def _hold(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
         """Open the session, list its tools, then keep it open until `stop` is set."""
@@ -230,16 +234,21 @@ async def _ping(session: ClientSession) -> None:
 
 
 def reason(exc: BaseException) -> str:
-    """The innermost cause of a failure, in a few words (task groups wrap it in groups)."""
+    """The innermost cause of a failure, in a few words a person reads (no class names: task
+    groups wrap the cause in groups, and "FileNotFoundError" says less than what was missing)."""
     exc = _innermost(exc)
     if isinstance(exc, McpError):
         text = exc.error.message
+    elif isinstance(exc, FileNotFoundError) and exc.filename:
+        text = f"no program {str(exc.filename)!r} was found"
+    elif isinstance(exc, PermissionError) and exc.filename:
+        text = f"{str(exc.filename)!r} may not be run (permission denied)"
     elif isinstance(exc, OSError) and exc.strerror:
         text = f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
     else:
         text = str(exc)
-    text = " ".join(text.split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    text = " ".join(text.split()).rstrip(".")
+    return text or f"it failed without saying why ({type(exc).__name__})"
 
 
 def _innermost(exc: BaseException) -> BaseException:

@@ -116,6 +116,11 @@ def replay(
     run: o.RunOptions,
 ) -> None:
     """Time travel: re-run from a checkpoint as a fork (the original history stays)."""
+    new_input: list[Any] = []  # the parsed --input, read before the store is opened
+
+    def first() -> None:
+        if tool_input is not None:
+            new_input.append(_parse_input(tool_input))
 
     async def go(session: Any, _thread: str) -> tuple[dict[str, Any], bool]:
         from graph.persistence.forks import fork_with_input
@@ -124,12 +129,12 @@ def replay(
         snapshot = await session.agent.aget_state(config)
         if snapshot.created_at is None:
             raise o.no_checkpoint(checkpoint, thread)
-        if tool_input is not None:
-            config = await fork_with_input(session.agent, snapshot, _parse_input(tool_input), call)
+        if new_input:
+            config = await fork_with_input(session.agent, snapshot, new_input[0], call)
         say(f"forking thread {thread} from checkpoint {checkpoint}")
         return await session.drive(None, config)
 
-    _run_thread(run, thread, as_json, go)
+    _run_thread(run, thread, as_json, go, first=first)
 
 
 def _run_thread(
@@ -166,7 +171,13 @@ def _run_thread(
 
 
 def _parse_input(raw: str) -> Any:
+    """`--input` as JSON, refused in one sentence (exit 2) before anything is forked: text that
+    is not JSON is a typo far more often than a tool's whole string input."""
     try:
         return json.loads(raw)
-    except ValueError:
-        return raw
+    except json.JSONDecodeError as exc:
+        raise o.Stop(
+            f"--input is not JSON ({exc.msg} at column {exc.colno}); give the tool's input as "
+            """a JSON object, e.g. '{"expression": "2+2"}', or a JSON string, e.g. '"hello"'.""",
+            o.EXIT["usage"],
+        ) from None
