@@ -7,6 +7,7 @@ network, and a bad key surfaces as a clear run error. Clients are cached: buildi
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Mapping
@@ -133,15 +134,21 @@ def _chat_openai(
 
 def fallback_model(entry: str, ctx: AgentContext, env: Mapping[str, str] | None = None) -> Any:
     """The model a `fallback_models` entry names: `model`, `model|base_url` or
-    `model|base_url|KEY_VARIABLE` (the endpoint and key default to the run's own)."""
+    `model|base_url|KEY_VARIABLE`. The endpoint defaults to the run's own, and so does the key,
+    but only for the run's own endpoint: an entry naming another endpoint and no key variable
+    is sent no key (the primary's key never goes to an endpoint it does not belong to)."""
     env = os.environ if env is None else env
-    name, base_url, key_env = ([*entry.split("|"), "", ""])[:3]
-    if not name.strip():
+    name, base_url, key_env = (part.strip() for part in [*entry.split("|"), "", ""][:3])
+    if not name:
         raise ConfigError(f"REACT_AGENT_FALLBACK_MODELS entry {entry!r} names no model.")
-    key = env.get(key_env.strip() or ctx.api_key_env, "").strip()
+    own_endpoint = not base_url or base_url.rstrip("/") == (ctx.base_url or "").rstrip("/")
+    if key_env:
+        key = env.get(key_env, "").strip()
+    else:
+        key = env.get(ctx.api_key_env, "").strip() if own_endpoint else ""
     return _chat_openai(
-        name.strip(),
-        base_url.strip() or ctx.base_url,
+        name,
+        base_url or ctx.base_url,
         key or NO_KEY_NEEDED,
         ctx.temperature,
         ctx.model_timeout,
@@ -175,11 +182,15 @@ def endpoint_failed(exc: BaseException) -> bool:
 
 
 def describe_failure(exc: BaseException, ctx: AgentContext, *, secret: str | None = None) -> str:
-    """One sentence: which endpoint, what happened, what to check. Never echoes the key."""
+    """One sentence: which endpoint, what happened, what to check. Never echoes the key.
+
+    The endpoint and model named are those of the request that failed, read from the error
+    (the SDK's errors carry their request): after fallbacks, the last one tried, not the run's
+    primary. An error that carries no request names the run's configured endpoint."""
     where = (
         "the embedded local model server"
         if wants_local(ctx)
-        else f"the model endpoint {endpoint_name(ctx)} (model {ctx.model!r})"
+        else "the model endpoint {} (model {!r})".format(*failed_at(exc, ctx))
     )
     status = getattr(exc, "status_code", None)
     name = type(exc).__name__
@@ -220,6 +231,24 @@ def describe_failure(exc: BaseException, ctx: AgentContext, *, secret: str | Non
     else:
         text = f"The model call to {where} failed: {name}: {_short(_message(exc))}."
     return _redact(text[:1].upper() + text[1:], secret)
+
+
+def failed_at(exc: BaseException, ctx: AgentContext) -> tuple[str, str]:
+    """The endpoint and model of the request `exc` failed on (`request`, the httpx request the
+    `openai` SDK's errors carry), or the run's configured ones when it carries none."""
+    url, model = endpoint_name(ctx), ctx.model
+    request = getattr(exc, "request", None)
+    target = getattr(request, "url", None)
+    if target is None:
+        return url, model
+    path = target.path.removesuffix("/chat/completions").removesuffix("/completions")
+    url = str(target.copy_with(path=path or "/", query=None, fragment=None, userinfo=b""))
+    try:
+        sent = json.loads(request.content)
+    except Exception:  # a streamed or unreadable body: the model stays the configured one
+        return url.rstrip("/"), model
+    found = sent.get("model") if isinstance(sent, dict) else None
+    return url.rstrip("/"), found if isinstance(found, str) else model
 
 
 def _is(exc: BaseException, openai_class: str) -> bool:

@@ -11,6 +11,14 @@
 
 Parsing is LangChain's (`OutputToolBinding`, `ProviderStrategyBinding`), so a schema means the
 same here as in `create_agent`.
+
+A model that ignores `tool_choice` and answers in plain text gave no typed result, so that
+reply is unusable too (told why, asked again; the run ends with status error after
+REACT_AGENT_MAX_INVALID such replies), never an `answered` run without `structured_response`.
+A JSON schema is checked when the graph is built (`check_schema`): one that is not a valid
+JSON Schema, or nests deeper than `MAX_SCHEMA_DEPTH` (converting it would exhaust Python's
+recursion limit mid-run, reported as a failure of a model call that was never made), is
+refused in one sentence.
 """
 
 from __future__ import annotations
@@ -31,10 +39,53 @@ from langchain_core.messages import AIMessage, SystemMessage
 from graph import messages as m
 from graph.policies.base import AsyncHandler, Handler, LoopPolicy
 
+MAX_SCHEMA_DEPTH = 64  # nested objects and arrays of a JSON schema; real ones use a handful
 ANSWER_FORMAT = (
     "Your Final Answer must be exactly one JSON object matching this JSON schema, and nothing "
     "else:\n{schema}"
 )
+
+
+def schema_depth(schema: Any) -> int:
+    """How deeply `schema`'s objects and arrays nest (iteratively: a hostile schema must not
+    exhaust the recursion limit while it is being measured)."""
+    deepest, pending = 0, [(schema, 1)]
+    while pending:
+        node, depth = pending.pop()
+        if isinstance(node, dict):
+            children = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        deepest = max(deepest, depth)
+        if depth <= MAX_SCHEMA_DEPTH:  # past the limit the answer is known
+            pending.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def check_schema(schema: dict[str, Any], where: str = "response_format") -> None:
+    """Refuse, in one sentence (`ValueError`), a JSON schema that is not valid JSON Schema
+    (by its own `$schema` draft, else the latest) or that nests too deeply to convert."""
+    if schema_depth(schema) > MAX_SCHEMA_DEPTH:
+        raise ValueError(
+            f"{where}: the schema nests more than {MAX_SCHEMA_DEPTH} levels of objects and "
+            "arrays; flatten it (or use $defs and $ref for repeated parts)."
+        )
+    from jsonschema.exceptions import SchemaError
+    from jsonschema.validators import validator_for
+
+    try:
+        validator_for(schema).check_schema(schema)
+    except SchemaError as exc:
+        path = "/".join(str(part) for part in exc.absolute_path)
+        at = f" at {path}" if path else ""
+        raise ValueError(f"{where}: not a valid JSON Schema{at}: {_short(exc.message)}.") from None
+
+
+def _short(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split()).rstrip(".")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def strategy_of(response_format: Any) -> ToolStrategy | ProviderStrategy | AutoStrategy:
@@ -48,6 +99,8 @@ class StructuredAnswer(LoopPolicy):
         super().__init__(bindings)
         self.strategy = strategy_of(response_format)
         schema = self.strategy.schema
+        if isinstance(schema, dict):
+            check_schema(schema)
         self.tool_strategy = (
             self.strategy if isinstance(self.strategy, ToolStrategy) else ToolStrategy(schema)
         )
@@ -88,7 +141,10 @@ class StructuredAnswer(LoopPolicy):
                 r, provider
             )
         tools = [*request.tools, *(b.tool for b in self.outputs.values())]
-        return request.override(tools=tools, tool_choice="any"), self.read_tool
+        closing = bool(self.run(request).get("wrap_up"))  # the step limit's last answer
+        return request.override(tools=tools, tool_choice="any"), lambda r: self.read_tool(
+            r, plain_text_ok=closing
+        )
 
     def provider(self, request: ModelRequest) -> ProviderStrategy | None:
         if isinstance(self.strategy, ProviderStrategy):
@@ -98,10 +154,19 @@ class StructuredAnswer(LoopPolicy):
         profile = getattr(request.model, "profile", None) or {}
         return ProviderStrategy(self.strategy.schema) if profile.get("structured_output") else None
 
-    def read_tool(self, response: ModelResponse) -> ModelResponse:
+    def read_tool(self, response: ModelResponse, *, plain_text_ok: bool = False) -> ModelResponse:
+        """The output tool's call as the typed answer. A reply with no call at all ignored
+        `tool_choice`: unusable, except as the step limit's closing answer (`WrapUp`), which
+        ends the run with status max_steps whatever it holds."""
         step = _last_step(response)
-        calls = [c for c in (step.tool_calls if step else []) if c["name"] in self.outputs]
-        if step is None or not calls:
+        if step is None:
+            return response
+        if not step.tool_calls and not step.invalid_tool_calls and not plain_text_ok:
+            names = " or ".join(f"`{name}`" for name in self.outputs)
+            why = f"the answer must be given by calling the {names} tool, not as plain text"
+            return _unusable(step, why)
+        calls = [c for c in step.tool_calls if c["name"] in self.outputs]
+        if not calls:
             return response
         try:
             parsed = self.outputs[calls[0]["name"]].parse(calls[0]["args"])

@@ -101,3 +101,49 @@ def test_an_entry_without_a_model_is_one_sentence() -> None:
     graph = build_graph(model="m", base_url="http://127.0.0.1:9/v1", fallback_models=["|x"])
     out = graph.invoke({"messages": [("user", "hi")]})
     assert out["status"] == "error" and "names no model" in out["error"]
+
+
+@pytest.mark.parametrize("protocol", ["native", "text"])
+def test_an_entry_for_another_endpoint_without_a_key_variable_gets_no_key(protocol: str) -> None:
+    """The primary's key belongs to the primary's endpoint: `model|url` is sent none."""
+    down = HTTPError(503, "down")
+    with ScriptedOpenAIServer([down]) as primary, ScriptedOpenAIServer([answer(protocol)]) as b:
+        graph = build_graph(
+            model="primary",
+            base_url=primary.base_url,
+            tools=[],
+            protocol=protocol,
+            max_retries=0,
+            fallback_models=[f"backup|{b.base_url}"],
+        )
+        out = graph.invoke({"messages": [("user", "hi")]})
+        [request] = b.chat_requests
+    assert out["answer"] == "Fine."
+    assert "sk-primary" not in str(request.headers.get("authorization"))
+
+
+def test_a_fallback_on_the_same_endpoint_keeps_the_runs_key() -> None:
+    with ScriptedOpenAIServer([HTTPError(503, "down"), answer("native")]) as primary:
+        graph = build_graph(
+            model="primary",
+            base_url=primary.base_url,
+            tools=[],
+            max_retries=0,
+            fallback_models=["backup", f"other|{primary.base_url}/"],
+        )
+        assert graph.invoke({"messages": [("user", "hi")]})["answer"] == "Fine."
+        _first, second = primary.chat_requests
+    assert second.body["model"] == "backup"
+    assert second.headers.get("authorization") == "Bearer sk-primary"
+
+
+def test_when_every_fallback_fails_the_error_names_the_endpoint_that_failed() -> None:
+    down, bad = HTTPError(503, "down"), HTTPError(502, "bad gateway")
+    with ScriptedOpenAIServer([down]) as primary, ScriptedOpenAIServer([bad]) as backup:
+        out = agent(primary.base_url, backup, "native").invoke({"messages": [("user", "hi")]})
+        urls = primary.base_url, backup.base_url
+    assert out["status"] == "error"
+    assert out["error"].startswith(
+        f"The model endpoint {urls[1]} (model 'backup') kept failing with HTTP 502"
+    )
+    assert urls[0] not in out["error"] and "'primary'" not in out["error"]

@@ -150,3 +150,54 @@ def test_a_schema_file_that_is_not_json_is_one_sentence(tmp_path) -> None:
     done = run_cli("ask", "hi", "--schema", str(bad), env=env)
     assert done.returncode == 2
     assert done.stderr.startswith("error: --schema") and "cannot read a JSON schema" in done.stderr
+
+
+def test_a_plain_text_reply_that_ignores_tool_choice_is_not_an_answer() -> None:
+    """A model that ignores `tool_choice` and answers in text gave no typed result: the reply is
+    unusable (the model is told and asked again), and the run ends with status error, never
+    `answered` with no `structured_response`."""
+    script = [Reply(content="It is 21.5 C in Oslo.")] * 3
+    with ScriptedOpenAIServer(script) as server:
+        out = ask(build_graph(model=model(server), tools=[lookup], response_format=Weather))
+        told = server.chat_requests[1].body["messages"][-1]["content"]
+    assert out["status"] == "error" and out.get("structured_response") is None
+    assert "by calling the `Weather` tool, not as plain text" in out["error"]
+    assert "`Weather` tool" in told
+
+
+def test_a_corrected_plain_text_reply_still_ends_answered() -> None:
+    script = [
+        Reply(content="It is 21.5 C in Oslo."),
+        Reply(tool_calls=[ToolCall("Weather", {"city": "Oslo", "celsius": 21.5})]),
+    ]
+    with ScriptedOpenAIServer(script) as server:
+        out = ask(build_graph(model=model(server), tools=[lookup], response_format=Weather))
+    assert out["status"] == "answered"
+    assert out["structured_response"] == Weather(city="Oslo", celsius=21.5)
+
+
+def nested(levels: int) -> dict:
+    schema: dict = {"type": "string"}
+    for _ in range(levels):
+        schema = {"type": "object", "properties": {"a": schema}}
+    return {"title": "deep", **schema}
+
+
+@pytest.mark.parametrize(
+    ("schema", "expected"),
+    [
+        (nested(300), "response_format: the schema nests more than 64 levels"),
+        ({"title": "t", "type": "nonsense"}, "response_format: not a valid JSON Schema at type"),
+    ],
+    ids=["300-deep", "bad-type"],
+)
+def test_a_schema_that_cannot_work_is_refused_when_the_graph_is_built(schema, expected) -> None:
+    """Refused up front in one sentence, not mid-run as a failed call to an endpoint and model
+    the run never used."""
+    with pytest.raises(ValueError, match=expected) as refused:
+        build_graph(model="m", base_url="http://127.0.0.1:9/v1", tools=[], response_format=schema)
+    assert "\n" not in str(refused.value)
+
+
+def test_a_schema_of_ordinary_depth_is_taken() -> None:
+    build_graph(model="m", base_url="http://127.0.0.1:9/v1", tools=[], response_format=nested(20))
