@@ -106,7 +106,7 @@ class ApprovalCheck:
             result = handler(request)
         except GraphBubbleUp:
             raise
-        except BaseException:
+        except Exception:  # it ended (with an error); a kill or Ctrl-C leaves it unfinished
             if attempt is not None:
                 ledger.finish(attempt)  # type: ignore[union-attr]
             raise
@@ -182,7 +182,7 @@ class ApprovalCheck:
             result = await handler(request)
         except GraphBubbleUp:
             raise
-        except BaseException:
+        except Exception:  # it ended (with an error); a kill or Ctrl-C leaves it unfinished
             if attempt is not None:
                 await ledger.afinish(attempt)  # type: ignore[union-attr]
             raise
