@@ -71,6 +71,8 @@ from graph.models.local import (  # noqa: E402
     LocalServer,
     chat_model,
     local_available,
+    local_server,
+    stop_local_server,
 )
 from graph.protocols.text.grammar import grammar_for, request_options  # noqa: E402
 from graph.protocols.text.observations import quotable_lines  # noqa: E402
@@ -699,6 +701,13 @@ def main() -> int:
         "shipped notes); blind1, blind2, blind3 (the spent blind sets, each over its own notes "
         "in bench/data); or a .jsonl path",
     )
+    parser.add_argument(
+        "--engine",
+        choices=("in-process", "server"),
+        default="in-process",
+        help="the model in this process, as `react-agent ask` runs it (default), or a llama.cpp "
+        "server (the `chat` mode always uses one)",
+    )
     parser.add_argument("--only", default="", help="task kinds or names, comma-separated")
     parser.add_argument("--quick", action="store_true", help="15 tasks, every kind")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "local_eval.json"))
@@ -742,8 +751,13 @@ def main() -> int:
         server = None
         if args.base_url or modes == ["baseline"]:
             base_url, label = args.base_url or "http://127.0.0.1:9/v1", "server"
-        else:
+        elif args.engine == "server" or "chat" in modes:
             server = LocalServer(gguf, progress=None).start()
+            base_url, label = server.base_url, server.model.name
+            meta.append({"model": label, "startup_seconds": server.startup_seconds})
+        else:  # the process's own model, as `react-agent ask` runs it
+            stop_local_server()
+            server = local_server(progress=None, model=gguf)
             base_url, label = server.base_url, server.model.name
             meta.append({"model": label, "startup_seconds": server.startup_seconds})
         try:

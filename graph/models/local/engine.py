@@ -122,9 +122,11 @@ class LocalEngine:
                 ) from None
             atexit.register(self.stop)
             self.startup_seconds = time.monotonic() - started
+            born = process_started()
             self._time(
                 f"model start: import llama_cpp {import_seconds:.2f} s, load the model "
                 f"{time.monotonic() - imported:.2f} s"
+                + (f" (process started at {born:.3f})" if born is not None else "")
             )
             return self
 
@@ -326,3 +328,14 @@ def import_llama() -> Any:
     import llama_cpp
 
     return llama_cpp
+
+
+def process_started() -> float | None:
+    """When this process started (seconds since the epoch, to a hundredth), for the timing
+    lines; None where /proc does not say."""
+    try:
+        ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+        return time.time() - (uptime - ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return None
