@@ -24,13 +24,14 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from langchain_core.messages import RemoveMessage
 from langgraph.channels.base import BaseChannel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 from pydantic import BaseModel
 
-from graph.message_reducer import check_messages
+from graph.message_reducer import check_messages, unknown_removals
 from graph.middleware.schema import private_keys
 from graph.state import (
     LOOP_KEYS,
@@ -118,26 +119,32 @@ class AgentGraph(CompiledStateGraph):
     checked before LangGraph stores it (the module's docstring)."""
 
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
-        input = self._checked_input(input)
+        input, removing = self._checked_input(input)
         kwargs = self._served_context(kwargs)
+        if removing and self._has_threads(config):
+            _check_removals(removing, self.get_state(config))
         if _continues(input, config) and self._has_threads(config):
             _check_resume(self.get_state(config))
         yield from super().stream(input, config, **kwargs)
 
     async def astream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
-        input = self._checked_input(input)
+        input, removing = self._checked_input(input)
         kwargs = self._served_context(kwargs)
+        if removing and self._has_threads(config):
+            _check_removals(removing, await self.aget_state(config))
         if _continues(input, config) and self._has_threads(config):
             _check_resume(await self.aget_state(config))
         async for part in super().astream(input, config, **kwargs):
             yield part
 
     def bulk_update_state(self, config: Any, supersteps: Any) -> Any:
-        self._check_supersteps(supersteps)
+        if removing := self._check_supersteps(supersteps):
+            _check_removals(removing, self.get_state(config))
         return super().bulk_update_state(config, supersteps)
 
     async def abulk_update_state(self, config: Any, supersteps: Any) -> Any:
-        self._check_supersteps(supersteps)
+        if removing := self._check_supersteps(supersteps):
+            _check_removals(removing, await self.aget_state(config))
         return await super().abulk_update_state(config, supersteps)
 
     def _has_threads(self, config: Any) -> bool:
@@ -150,13 +157,16 @@ class AgentGraph(CompiledStateGraph):
         served = ((self.config or {}).get("configurable") or {}).get(SERVED_CONTEXT)
         return kwargs if served is None else {**kwargs, "context": served}
 
-    def _checked_input(self, input: Any) -> Any:
+    def _checked_input(self, input: Any) -> tuple[Any, list[Any]]:
+        """The input as LangGraph takes it, and the `messages` writes of a command that remove
+        messages (checked against the thread by the caller). An input's own removals are
+        applied before LangGraph stores them."""
         if isinstance(input, Mapping):  # only the input schema's keys reach the state
             keys = self.input_channels
             self._check_writes(((k, v) for k, v in input.items() if k in keys), protect=False)
         if not isinstance(input, Command):
-            return input
-        self._check_writes(_writes(input.update), protect=True)
+            return input, []
+        removing = self._check_writes(_writes(input.update), protect=True)
         if input.goto is None:
             input = dataclasses.replace(input, goto=())
         if input.resume is None and input.update is None and not input.goto:
@@ -164,30 +174,36 @@ class AgentGraph(CompiledStateGraph):
                 "The command carries nothing: send Command(resume=...) with the decisions for a "
                 "paused run, or new messages as input."
             )
-        return input
+        return input, removing
 
-    def _check_supersteps(self, supersteps: Any) -> None:
+    def _check_supersteps(self, supersteps: Any) -> list[Any]:
+        """Each superstep's writes checked; the `messages` writes that remove messages."""
+        removing: list[Any] = []
         for superstep in supersteps or ():
             writes: list[tuple[str, Any]] = []
             for update in superstep or ():
                 values, as_node = _values_and_node(update)
                 if as_node == "__copy__" and isinstance(values, (list, tuple)):
                     # a fork with updates: they are applied as the next superstep
-                    self._check_supersteps([[item for item in values if _is_update(item)]])
+                    items = [item for item in values if _is_update(item)]
+                    removing.extend(self._check_supersteps([items]))
                     continue
                 writes.extend(_writes(values))
-            self._check_writes(writes, protect=True)
+            removing.extend(self._check_writes(writes, protect=True))
+        return removing
 
-    def _check_writes(self, writes: Iterable[tuple[str, Any]], *, protect: bool) -> None:
+    def _check_writes(self, writes: Iterable[tuple[str, Any]], *, protect: bool) -> list[Any]:
         """One superstep's writes, refused in one sentence when a value is malformed for its
-        channel, or (`protect`) when a key is one only the agent writes."""
+        channel, or (`protect`) when a key is one only the agent writes. Returns the
+        `messages` writes that remove messages."""
         grouped: dict[str, list[Any]] = defaultdict(list)
         for key, value in writes:
             grouped[key].append(value)
         for key, values in grouped.items():
             _check_channel(key, self.channels.get(key), values)
+        removing = [v for v in grouped.get("messages", ()) if _removes(v)]
         if not protect:
-            return
+            return removing
         guarded = LOOP_KEYS | _private_keys(self.builder.state_schema)
         for key in grouped:
             if key in guarded:
@@ -196,6 +212,7 @@ class AgentGraph(CompiledStateGraph):
                     f"State update refused: {key!r} is {what}, which only the agent's own "
                     "steps write; no state update or command may set it."
                 )
+        return removing
 
 
 @functools.lru_cache(maxsize=64)
@@ -226,6 +243,26 @@ def _check_channel(key: str, spec: Any, values: list[Any]) -> None:
             f"State update refused: {key!r} cannot take {values[-1]!r:.80} "
             f"({reason or type(exc).__name__})."
         ) from None
+
+
+def _removes(value: Any) -> bool:
+    """Whether a `messages` write may remove a message (a `RemoveMessage`, or a dict that can
+    be one): only then is it checked against the thread."""
+    items = value if isinstance(value, list) else [value]
+    return any(isinstance(m, (RemoveMessage, dict)) for m in items)
+
+
+def _check_removals(written: list[Any], snapshot: Any) -> None:
+    """A removal of a message the thread does not hold is refused now: `add_messages` would
+    refuse it only when applied, after LangGraph stored it."""
+    current = list((snapshot.values or {}).get("messages") or [])
+    for value in written:
+        unknown = unknown_removals(current, value)
+        if unknown:
+            raise ValueError(
+                f"'messages' update refused: it removes {', '.join(map(repr, unknown[:3]))}, "
+                "which the thread does not hold."
+            )
 
 
 def _values_and_node(update: Any) -> tuple[Any, Any]:

@@ -13,6 +13,7 @@ end (or a copy of one) costs only its new messages (`_KnownIds`).
 from __future__ import annotations
 
 import contextlib
+import logging
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -28,10 +29,12 @@ from langchain_core.messages import (
     ToolMessage,
     convert_to_messages,
 )
-from langgraph.graph.message import add_messages
+from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 
 from graph.messages import ID_OF
 from graph.support.per_object import starts_with
+
+_log = logging.getLogger(__name__)
 
 
 def add_message_batches(messages: list[AnyMessage], writes: Sequence[Any]) -> list[AnyMessage]:
@@ -40,7 +43,10 @@ def add_message_batches(messages: list[AnyMessage], writes: Sequence[Any]) -> li
 
     Messages written without an id (`("user", "...")` inputs) get one derived from their place
     in the conversation: the channel is rebuilt from its writes on every load, and a random id
-    would change each time. A write that is not a message is refused here, at write time.
+    would change each time. The channel replays its stored writes on every load, so an item
+    that cannot become a message, or a removal of an id the conversation does not hold, is
+    dropped (logged) instead of failing every read: client writes are refused before they are
+    stored (`check_messages`, `graph.checked`).
     """
     flat = [m for write in writes for m in (write if isinstance(write, list) else [write])]
     standard = _STANDARD.issuperset(map(type, flat))  # messages already: nothing to convert
@@ -49,8 +55,8 @@ def add_message_batches(messages: list[AnyMessage], writes: Sequence[Any]) -> li
     else:
         try:
             batch = convert_to_messages(flat)
-        except Exception as exc:  # LangChain raises AttributeError for some malformed fields
-            raise ValueError(f"'messages' update refused: {_reason(exc)}") from None
+        except Exception:  # LangChain raises AttributeError for some malformed fields
+            batch = _convertible(flat)
     if not standard or None in map(ID_OF, batch):
         for offset, message in enumerate(batch):
             if not isinstance(message, BaseMessage):  # pragma: no cover - convert_to_messages
@@ -60,7 +66,60 @@ def add_message_batches(messages: list[AnyMessage], writes: Sequence[Any]) -> li
                 message.id = str(uuid.uuid5(uuid.NAMESPACE_URL, seed))
     if _only_appends(messages, batch, standard):
         return [*messages, *batch]
-    return add_messages(messages, batch)
+    try:
+        return add_messages(messages, batch)
+    except ValueError as exc:  # a removal of an id the conversation does not hold
+        kept = _removable(messages, batch)
+        if len(kept) == len(batch):
+            raise
+        _log.warning("A removal from 'messages' was dropped: %s", exc)
+        return add_messages(messages, kept)
+
+
+def _convertible(items: list[Any]) -> list[BaseMessage]:
+    """The items that can become messages, each converted; the others dropped (logged). Client
+    writes are checked before they are stored (`check_messages`), so what fails here is a
+    stored write from before those checks: every load would fail on it."""
+    out: list[BaseMessage] = []
+    for item in items:
+        try:
+            out.extend(convert_to_messages([item]))
+        except Exception as exc:
+            _log.warning("A 'messages' write was dropped: %s", _reason(exc))
+    return out
+
+
+def _removable(messages: list[AnyMessage], batch: list[BaseMessage]) -> list[BaseMessage]:
+    """The batch without the removals `add_messages` refuses: of an id neither the conversation
+    nor an earlier message of the batch holds (a stored one would fail every load)."""
+    known = {_id(m) for m in messages}
+    kept = []
+    for m in batch:
+        if isinstance(m, RemoveMessage):
+            if m.id == REMOVE_ALL_MESSAGES:
+                known = set()
+            elif m.id not in known:
+                continue
+        else:
+            known.add(m.id)
+        kept.append(m)
+    return kept
+
+
+def _id(message: Any) -> Any:
+    """A message's id, also of one a snapshot holds as a dict."""
+    return message.get("id") if isinstance(message, dict) else getattr(message, "id", None)
+
+
+def unknown_removals(messages: Sequence[Any], value: Any) -> list[str]:
+    """The ids a `messages` write (already checked by `check_messages`) removes that
+    `add_messages` would refuse, only when it is applied, after LangGraph stored the write."""
+    items = value if isinstance(value, list) else [value]
+    if not any(isinstance(m, (RemoveMessage, dict)) for m in items):
+        return []  # no removal (a plain message list: the common case)
+    batch = convert_to_messages(items)
+    kept = {id(m) for m in _removable(list(messages), batch)}
+    return [m.id for m in batch if id(m) not in kept]
 
 
 def _only_appends(messages: list[AnyMessage], batch: list[BaseMessage], standard: bool) -> bool:

@@ -13,6 +13,7 @@ import logging
 from typing import Any
 
 import pytest
+from langchain_core.messages import RemoveMessage
 from langgraph.checkpoint.base import copy_checkpoint
 from langgraph.checkpoint.base.id import uuid6
 from langgraph.checkpoint.memory import InMemorySaver
@@ -95,6 +96,8 @@ POISON = [
     ("run", "zz"),
     ("run", {"started_at": "yesterday", "iteration": 0}),
     ("run", {"no_such_field": 1}),
+    ("messages", [{"role": "robot", "content": "x"}]),
+    ("messages", [RemoveMessage(id="nope")]),
 ]
 
 
@@ -108,11 +111,11 @@ def test_a_thread_with_a_bad_stored_write_still_reads_and_runs(
     agent, saver = answered(["first", "second"])
     head = saver.get_tuple(cfg())
     saver.put_writes(head.config, [(key, value)], NULL_TASK)
-    with caplog.at_level(logging.WARNING, logger="graph.state"):
+    with caplog.at_level(logging.WARNING, logger="graph"):
         values = agent.get_state(cfg()).values
     assert values["status"] == "answered" and values["answer"] == "first"
     assert values.get("approvals") in (None, {})
-    assert f"A value for {key!r} was dropped" in caplog.text
+    assert f"{key!r} was dropped" in caplog.text or f"'{key}' write was dropped" in caplog.text
     assert len(list(agent.get_state_history(cfg()))) >= 2
     out = agent.invoke({"messages": [("user", "again")]}, cfg())
     assert (out["status"], out["answer"]) == ("answered", "second")
@@ -138,5 +141,30 @@ def test_a_bad_stored_value_reads_as_absent_and_the_next_run_goes_on(key: str, v
     values = agent.get_state(cfg()).values
     assert key not in values or values[key] in (None, {}), values
     assert [s.values.get("status") for s in agent.get_state_history(cfg())][1] == "answered"
+    out = agent.invoke({"messages": [("user", "again")]}, cfg())
+    assert (out["status"], out["answer"]) == ("answered", "second")
+
+
+@pytest.mark.parametrize("how", ["command", "update_state", "fork"])
+def test_removing_a_message_the_thread_lacks_is_refused_before_it_is_stored(how: str) -> None:
+    """`add_messages` refuses the removal of an id the conversation does not hold only when it
+    applies it, after LangGraph stored it: the removal is refused first, and a removal of one
+    the thread holds still works."""
+    agent, saver = answered(["first", "second"])
+    stored = stored_writes(saver)
+    bad = {"messages": [RemoveMessage(id="nope")]}
+    with pytest.raises(ValueError, match="removes 'nope', which the thread does not hold") as no:
+        if how == "command":
+            agent.invoke(Command(update=bad), cfg())
+        elif how == "update_state":
+            agent.update_state(cfg(), bad)
+        else:
+            first = list(agent.get_state_history(cfg()))[-1]
+            agent.update_state(first.config, bad, as_node="think")
+    assert_one_sentence(str(no.value))
+    assert stored_writes(saver) == stored
+    question = agent.get_state(cfg()).values["messages"][0]
+    agent.update_state(cfg(), {"messages": [RemoveMessage(id=question.id)]})
+    assert [m.id for m in agent.get_state(cfg()).values["messages"]].count(question.id) == 0
     out = agent.invoke({"messages": [("user", "again")]}, cfg())
     assert (out["status"], out["answer"]) == ("answered", "second")
