@@ -129,6 +129,7 @@ def test_reject_tells_the_model_and_answers(chat: ChatPage, served: Served) -> N
 
 @pytest.mark.xfail(
     strict=True,
+    raises=AssertionError,
     reason="Agent Chat UI resets the approval panel on every redraw, for any graph (the "
     "create_agent reference fails the same way): the SDK's `thread.interrupt` is a new object "
     "at each render and use-interrupted-actions.tsx rebuilds the panel state in a useEffect "
@@ -148,3 +149,30 @@ def test_an_edit_survives_a_redraw_of_the_page(chat: ChatPage, served: Served) -
     chat.page.wait_for_timeout(500)
     chat.screenshot(screenshot_path(served, "edit-after-redraw"))
     assert box.input_value() == EDITED
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="Agent Chat UI re-fetches the thread list ~4 s after a new thread and that redraw "
+    "resets the approval panel (see the test above): an edit typed as soon as the panel "
+    "appears is gone, and the button reads Approve again, for this agent and for the "
+    "create_agent reference alike (issue 40's finding 7 is this UI bug)",
+)
+def test_an_edit_typed_before_the_thread_list_refresh_survives(
+    chat: ChatPage, served: Served
+) -> None:
+    if served.graph.protocol != "native":
+        pytest.skip("the reset is in the UI alone; the native protocol and the reference show it")
+    chat.ask(QUESTION)
+    chat.wait_for_panel()
+    if chat.thread_lists > chat.lists_before_ask:
+        pytest.skip("the panel came after the thread list refresh: nothing left to reset it")
+    box = chat.edit_box("Expression")
+    box.fill(EDITED)
+    submit = chat.page.get_by_role("button", name="Submit", exact=True)
+    submit.wait_for(timeout=5_000)  # the edit took: the button reads Submit
+    chat.settle()  # the refresh comes and goes
+    chat.screenshot(screenshot_path(served, "edit-before-refresh"))
+    assert box.input_value() == EDITED
+    assert submit.count() == 1
