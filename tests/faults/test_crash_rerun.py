@@ -236,3 +236,26 @@ def test_kill_9_during_an_approved_call_then_resume_asks_again(
     assert recorded(calls_file) == ["sleepy-start:nap", "sleepy-start:nap", "sleepy-done:nap"]
     [action] = [s for s in result["steps"] if s["kind"] == "action"]
     assert action["rerun"] is True
+
+
+# -- the store the CLI opens beside its checkpointer ---------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+async def test_the_store_beside_the_checkpointer_keeps_the_ledger_across_processes(
+    kind: str, tmp_path: Path
+) -> None:
+    """What one process spent, the next one (opening the same URL) finds spent."""
+    from graph.persistence.ledger import Ledger
+    from graph.persistence.stores import open_async_store, open_store
+
+    url = f"sqlite:///{tmp_path / 'c.sqlite'}" if kind == "sqlite" else POSTGRES_URL
+    thread = f"crash-{uuid.uuid4().hex[:10]}"
+    with open_store(url) as store:
+        assert Ledger(store, thread).claim("decision", "call")
+        started = Ledger(store, thread).start("task", "call")
+        assert started.earlier == 0
+    async with open_async_store(url) as store:
+        assert not await Ledger(store, thread).aclaim("decision", "call")
+        again = await Ledger(store, thread).astart("task", "call")
+        assert again.earlier == 1  # the first start never finished
