@@ -13,6 +13,7 @@ from typing import IO, Any
 
 from graph.cli.output import is_terminal, visible, visible_json
 from graph.persistence.history import excerpt
+from graph.persistence.timeline import ran_again
 
 EXCERPT = 600
 
@@ -62,7 +63,7 @@ class StepPrinter:
             self.lines.write("Action:", "bold cyan", f"{visible(event.get('tool'))} {shown}")
         elif kind == "observation":
             style = "bold red" if event.get("is_error") else "bold green"
-            self.lines.write("Observation:", style, excerpt(text, EXCERPT))
+            self.lines.write("Observation:", style, excerpt(text, EXCERPT) + ran_again(event))
         elif kind == "fallback":
             self.lines.write("Note:", "yellow", text)
         elif kind == "answer":

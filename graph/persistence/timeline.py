@@ -27,6 +27,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
+from graph.messages import RERUN
 from graph.persistence.history import HistoryRow, describe_changes
 
 PAGE = 200  # checkpoint ids read per query
@@ -35,6 +36,22 @@ _IDS = (
     "SELECT checkpoint_id FROM checkpoints WHERE thread_id = {p} AND checkpoint_ns = '' "
     "AND checkpoint_id > {p} ORDER BY checkpoint_id LIMIT {p}"
 )
+
+
+def ran_again(found: Any) -> str:
+    """The plain-words mark of a call that ran again after a crash cut an earlier attempt short,
+    or "" for any other call. `found` is a trace step (`rerun: True`), a step event (`rerun`:
+    the count) or a ToolMessage (`response_metadata["react_rerun"]`: the count). A person must
+    be told: a side effect of that call may have happened twice."""
+    if isinstance(found, Mapping):
+        count = found.get("rerun")
+    else:
+        count = (getattr(found, "response_metadata", None) or {}).get(RERUN)
+    if not count:
+        return ""
+    if isinstance(count, int) and not isinstance(count, bool) and count > 1:
+        return f" (ran again: {count} earlier attempts were interrupted)"
+    return " (ran again: an earlier attempt was interrupted)"
 
 
 class SkimmingSaver(BaseCheckpointSaver):
@@ -258,6 +275,9 @@ class _Rows:
             if node == "input"
             else describe_changes(node, fresh, values, before, snapshot.interrupts)
         )
+        for message in fresh:  # a result of a call that ran again after a crash says so
+            if mark := ran_again(message):
+                summary += f"; {getattr(message, 'name', None) or 'tool'}{mark}"
         return HistoryRow(
             step=int(metadata.get("step", -1)),
             node=node,
