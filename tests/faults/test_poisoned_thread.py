@@ -9,7 +9,9 @@ releases stored them) still answers `get_state` and its history, and its next ru
 
 from __future__ import annotations
 
+import json
 import logging
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +22,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from graph import build_graph
+from graph.persistence.savers import open_saver
+from tests.support.cli import cli_env, run_cli
+from tests.support.openai_server import Reply, ScriptedOpenAIServer
 from tests.support.scripted_model import ScriptedChatModel
 from tests.support.sentences import assert_one_sentence
 
@@ -168,3 +173,27 @@ def test_removing_a_message_the_thread_lacks_is_refused_before_it_is_stored(how:
     assert [m.id for m in agent.get_state(cfg()).values["messages"]].count(question.id) == 0
     out = agent.invoke({"messages": [("user", "again")]}, cfg())
     assert (out["status"], out["answer"]) == ("answered", "second")
+
+
+def test_the_cli_reads_and_continues_a_thread_with_a_bad_stored_write(
+    tmp_path: Path, openai_server: ScriptedOpenAIServer
+) -> None:
+    """The same through the command line, on its SQLite store: `show` and `history` read the
+    thread, and the next question is answered on it."""
+    env = cli_env(openai_server.base_url, tmp_path / "state", REACT_AGENT_MODEL="scripted")
+    openai_server.add(Reply(content="first"))
+    assert run_cli("ask", "hi", "--thread", "p", env=env).returncode == 0
+    with open_saver(f"sqlite:///{tmp_path / 'state' / 'checkpoints.sqlite'}") as saver:
+        head = saver.get_tuple(cfg("p"))
+        saver.put_writes(head.config, [("status", "weird"), ("answer", 5)], NULL_TASK)
+    history = run_cli("history", "--thread", "p", "--json", env=env)
+    assert history.returncode == 0, history.stdout + history.stderr
+    head_id = head.config["configurable"]["checkpoint_id"]
+    shown = run_cli("show", "--thread", "p", "--checkpoint", head_id, "--json", env=env)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert json.loads(shown.stdout)["status"] == "answered"
+    assert "weird" not in history.stdout + shown.stdout
+    openai_server.add(Reply(content="second"))
+    done = run_cli("ask", "again", "--thread", "p", "--json", env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["answer"] == "second"
