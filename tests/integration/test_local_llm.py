@@ -210,21 +210,25 @@ def test_a_stopped_server_leaves_no_process() -> None:
     assert _gone(pid)
 
 
-def test_the_shared_server_is_started_once() -> None:
+def test_the_shared_model_is_started_once() -> None:
+    """One model per process, in it where llama.cpp's build allows (one warm model for every
+    turn of `chat`), stopped at exit or on demand."""
+    from graph.models.local.engine import IN_PROCESS_URL
+
     first = local_server(progress=None)
     try:
-        assert local_server(progress=None) is first
-        pid = first.pid
+        assert local_server(progress=None) is first and first.running
+        assert first.base_url == IN_PROCESS_URL or first.base_url.startswith("http://127.0.0.1:")
     finally:
         stop_local_server()
-    assert _gone(pid)
+    assert not first.running
 
 
 OWNER = textwrap.dedent(
     """
     import sys, time
-    from graph.models.local import local_server
-    server = local_server(progress=None)
+    from graph.models.local import LocalServer
+    server = LocalServer(progress=None).start()
     print(server.pid, flush=True)
     time.sleep(600)
     """
@@ -279,24 +283,30 @@ def test_progress_is_reported(tmp_path: Path) -> None:
 
 
 def test_the_readmes_first_command(tmp_path: Path) -> None:
-    """`react-agent ask "What is 17 * 23?" --tools calculator` with no key and no endpoint:
-    the embedded model is the default, on the text protocol with the grammar, and its server
-    is gone when the command ends."""
+    """`react-agent ask "What is 17 * 23?"` with no key and no endpoint: the embedded model is
+    the default, on the text protocol with the grammar, all six tools offered. Run twice: the
+    second process restores the worked records' state the first saved (or found), so each of
+    its calls evaluates only the question's few tokens of a prompt of about 1,500."""
     from tests.support.cli import cli_env, run_cli
 
     env = cli_env("", tmp_path / "state")
     for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "REACT_AGENT_LOCAL"):
         env.pop(name)
-    done = run_cli("ask", "What is 17 * 23?", "--tools", "calculator", env=env, timeout=300)
-    assert done.returncode == 0, done.stderr
+    env["REACT_AGENT_LOCAL_TIMES"] = "1"
+    for _ in range(2):
+        done = run_cli("ask", "What is 17 * 23?", env=env, timeout=300)
+        assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith("Thought: ") and lines[1].startswith("Action: calculator {")
     assert any(line.startswith("Observation: ") for line in lines)
     assert lines[-1].startswith("Final Answer: ") and "391" in lines[-1]
-    ready = [line for line in done.stderr.splitlines() if line.startswith("[local model] ready")]
-    assert ready, done.stderr
-    pid = int(ready[0].rsplit("(pid ", 1)[1].rstrip(")"))
-    assert _gone(pid), "the command's llama.cpp server outlived it"
+    times = [line.removeprefix("[local model] ") for line in done.stderr.splitlines()]
+    assert any(line.startswith("prefix restored: ") for line in times), done.stderr
+    calls = [line.split() for line in times if line.startswith("call: ")]
+    assert calls, done.stderr
+    for call in calls:  # "call: 15 of 1481 prompt tokens evaluated, ..."
+        evaluated, prompt = int(call[1]), int(call[3])
+        assert evaluated < 40 and prompt > 1000, call
 
 
 def test_a_structured_answer_is_written_under_the_schemas_grammar(server: LocalServer) -> None:
