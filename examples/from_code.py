@@ -1,7 +1,7 @@
 """The agent from code: a chat model object, your own tools, a SQLite checkpointer, the run's
 settings in its context, an approval pause, and streamed updates.
 
-    OPENAI_API_KEY=sk-... python -m examples.from_code [checkpoints.sqlite]
+    OPENAI_API_KEY=sk-... uv run python -m examples.from_code [checkpoints.sqlite]
 
 `ChatOpenAI` reads `OPENAI_API_KEY` and `OPENAI_BASE_URL` (any OpenAI-compatible endpoint) from
 the environment; `REACT_AGENT_MODEL` names the model. Any other LangChain chat model works the

@@ -4,7 +4,7 @@ SDK: the calls a chat client such as Agent Chat UI makes. It creates a thread, s
 answers the approval pause with a resume command.
 
     uv run langgraph dev                                  # in another terminal
-    python -m examples.sdk_client [http://127.0.0.1:2024]
+    uv run python -m examples.sdk_client [http://127.0.0.1:2024]
 
 The server's model comes from its own environment (`OPENAI_API_KEY`, `OPENAI_BASE_URL`,
 `REACT_AGENT_MODEL`); the client sends only the question and the run's settings (`context`).
