@@ -235,7 +235,8 @@ async def test_a_request_without_the_key_is_refused(served: Deployment) -> None:
                 "/threads", json={}, headers={"authorization": f"Bearer {served.api_key}"}
             )
             assert bearer.status_code == 200
-            assert (await http.get("/health")).status_code == 200  # probes need no key
+            for probe in ("/health", "/ready", "/info"):  # load balancers and probes
+                assert (await http.get(probe)).status_code == 200, probe
     anonymous = get_client(url=served.urls[0], api_key=None)
     try:
         with pytest.raises(httpx.HTTPStatusError) as refused_by_sdk:
