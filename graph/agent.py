@@ -269,24 +269,17 @@ def served_graph(runtime: ServerRuntime | None = None) -> CompiledStateGraph:
     """What `langgraph.json` serves (a graph factory, so nothing is built at import): the default
     graph, compiled once per process. The server supplies the checkpointer.
 
-    The server drops the keys of a run's context (or of its `configurable`, which older clients
-    send and the server takes as the context) that the context schema does not list, before the
-    graph sees them; a run asking for `tool_timeout` or `base_url` would run as if it had not.
-    The factory is handed the context as the caller sent it: when it holds such a key, the run
-    gets that context whole (`graph.checked.SERVED_CONTEXT`) and is refused with one sentence,
-    as the same context is in code."""
+    The server drops a run context's keys (or those of an older client's `configurable`) that
+    the context schema does not list before the graph runs. The factory sees the context as
+    sent: when it holds such a key, the run gets it whole (`graph.checked.SERVED_CONTEXT`) and
+    is refused with one sentence, as in code."""
     graph = _default_graph()
     context = getattr(runtime, "context", None)
-    if isinstance(context, Mapping) and not _listed(graph).issuperset(context):
-        return graph.with_config(configurable={SERVED_CONTEXT: dict(context)})
+    if isinstance(context, Mapping) and context:
+        listed = (graph.get_context_jsonschema() or {}).get("properties") or {}
+        if not set(listed).issuperset(context):
+            return graph.with_config(configurable={SERVED_CONTEXT: dict(context)})
     return graph
-
-
-@functools.lru_cache(maxsize=4)
-def _listed(graph: CompiledStateGraph) -> frozenset[str]:
-    """The context keys the server lets through: the properties of the context schema."""
-    schema = graph.get_context_jsonschema() or {}
-    return frozenset(schema.get("properties") or ())
 
 
 def both(func: Any, afunc: Any = None, *, name: str | None = None) -> Runnable:
