@@ -17,8 +17,10 @@ from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import AIMessage, RemoveMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, StateGraph
 from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command
+from typing_extensions import TypedDict
 
 from graph import build_graph
 from graph.middleware.approvals import EDITS
@@ -267,3 +269,45 @@ def test_goto_act_on_a_finished_step_writes_nothing_and_fails_nothing(protocol: 
     agent.invoke(Command(goto="act"), cfg("t"))
     assert agent.get_state(cfg("t")).values["messages"] == before
     assert ran == ["clock:UTC"]
+
+
+class ToolState(TypedDict, total=False):
+    """The keys the tool node and the check read, for a one-node graph."""
+
+    messages: list
+    run: dict
+    approvals: dict
+    hitl_edited_tool_calls: dict
+
+
+@pytest.mark.parametrize("planted", [{"to": "mallory"}, None], ids=["edited", "as-approved"])
+def test_the_check_reads_the_call_as_it_will_run_after_hitl_applied_an_edit(
+    planted: dict[str, Any] | None,
+) -> None:
+    """The layer alone, in LangGraph's ToolNode: alice's payment was approved (sealed);
+    HITL's edit key, however it got there, says mallory. The check sees mallory, the call
+    HITL would run, and refuses it; with no edit, alice's approved call runs."""
+    from graph.middleware.approval_check import ApprovalCheck
+    from graph.middleware.approval_seal import seal
+    from graph.middleware.approvals import approval_middleware
+    from graph.tooling.execution import tool_node
+
+    hitl = approval_middleware(["transfer"], [transfer, clock])
+    check = ApprovalCheck(["transfer"], hitl, "batched")
+    node = tool_node([transfer, clock], 5.0, [check.wrap_tool_call], [check.awrap_tool_call])
+    call = tool_call("transfer", {"to": "alice"}, id="t1")
+    state: dict[str, Any] = {
+        "messages": [AIMessage("", tool_calls=[call])],
+        "run": {"question_id": "q"},  # a run under way
+        "approvals": {"t1": seal(None, call)},
+    }
+    if planted is not None:
+        state[EDITS] = {"t1": {"name": "transfer", "args": planted}}
+    graph = StateGraph(ToolState)
+    graph.add_node("tools", node)
+    graph.add_edge(START, "tools")
+    [result] = graph.compile().invoke(state)["messages"]
+    if planted is None:
+        assert ran == ["transfer:alice"] and result.text == "transferred to alice"
+    else:
+        assert ran == [] and "not run: it needs approval" in result.text
