@@ -31,6 +31,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import pytest
@@ -42,13 +43,17 @@ from tests.docs.shell_lines import commands
 from tests.support.aegra import (
     CONFIG,
     LAUNCHER,
+    POSTGRES_URL,
     REPO,
     Deployment,
     aegra,
+    config_for_tests,
     group_members,
+    instance_command,
     missing,
     report_failures,
 )
+from tests.support.langgraph_dev import server_env
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
 
 pytestmark = [pytest.mark.integration]
@@ -218,6 +223,38 @@ def test_the_deployment_page_starts_instances_with_this_launcher() -> None:
         ]
         args = launcher.parse_args(words[6:])
         assert args.port in (2026, 2027)
+
+
+def test_the_launcher_creates_a_missing_database_and_migrates_it(served: Deployment) -> None:
+    """`serve.py --check` against a database that does not exist yet: created, Aegra's tables
+    and LangGraph's checkpoint tables set up, exit 0 (what the first instance does before it
+    serves)."""
+    import psycopg
+    from psycopg import sql
+
+    name = f"aegra_check_{os.getpid()}_{int(time.time())}"
+    url = urlunsplit(urlsplit(POSTGRES_URL)._replace(path=f"/{name}"))
+    config = config_for_tests(served.workdir)
+    command = instance_command(config, 2026, url, served.redis_url)
+    try:
+        done = subprocess.run(
+            [*command, "--check"],
+            env={**server_env({}), "AGENT_API_KEYS": "k"},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert f"created database '{name}'" in done.stderr
+        with psycopg.connect(url) as conn:
+            tables = {row[0] for row in conn.execute("SELECT tablename FROM pg_tables")}
+        assert {"alembic_version", "thread", "runs", "checkpoints", "store"} <= tables
+    finally:
+        with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
 
 
 # --------------------------------------------------------------------------- the key
