@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import secrets
 import shutil
 import signal
@@ -403,7 +402,7 @@ def _where(url: str) -> str:
 
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
-    return re.split(r"\n", text)[0]
+    return text.splitlines()[0]
 
 
 if __name__ == "__main__":  # a manual check: start two instances, print their URLs, wait
