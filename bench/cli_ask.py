@@ -3,12 +3,13 @@
     uv run --extra local python bench/cli_ask.py [--runs 3] [QUESTION ...]
 
 Each question runs `--runs` times as a fresh process (`python -m graph.cli ask`, after one
-unrecorded warm-up run of the first question, so the disk cache is warm and the model file
-assembled): interpreter start, imports, the llama.cpp server's start, the prompt and every
-step. Prints min, median and max wall-clock seconds per question and over all runs, and the
-answer of the last run. With no question given, five of different kinds: the README's, a
-division, the clock, the notes, and one that needs no tool. These are the figures behind
-issue 25's "per whole CLI process" target; the accuracy figures are `bench/local_eval.py`'s.
+unrecorded warm-up run of the first question, so the disk cache is warm, the model file
+assembled and the worked records' state saved): interpreter start, imports, the model's load
+and the records' restore, the prompt and every step. `bench/first_answer.py` times the
+README's own command (`uv run` included) and shows each part. Prints min, median and max
+wall-clock seconds per question and over all runs, and the answer of the last run. With no
+question given, five of different kinds: the README's, a division, the clock, the notes, and
+one that needs no tool. The accuracy figures are `bench/local_eval.py`'s.
 """
 
 from __future__ import annotations
