@@ -119,17 +119,30 @@ def _finished(attempt: Attempt) -> dict[str, int]:
 
 
 async def _aget(store: BaseStore, namespace: tuple[str, ...], key: str) -> Any:
+    if _local(store):
+        return store.get(namespace, key)
     try:
         return await store.aget(namespace, key)
-    except NotImplementedError:  # a sync-only store (LangGraph's SqliteStore)
+    except NotImplementedError:  # a sync-only store
         return await asyncio.to_thread(store.get, namespace, key)
 
 
 async def _aput(store: BaseStore, namespace: tuple[str, ...], key: str, value: dict) -> None:
+    if _local(store):
+        store.put(namespace, key, value, index=False)
+        return
     try:
         await store.aput(namespace, key, value, index=False)
     except NotImplementedError:
         await asyncio.to_thread(store.put, namespace, key, value, index=False)
+
+
+def _local(store: BaseStore) -> bool:
+    """LangGraph's sync SqliteStore (the fallback file): a local write of a fraction of a
+    millisecond, done in place rather than on a worker thread (it has no async form)."""
+    from langgraph.store.sqlite import SqliteStore
+
+    return isinstance(store, SqliteStore)
 
 
 def ledger_for(store: BaseStore | None, thread_id: str | None) -> Ledger | None:
