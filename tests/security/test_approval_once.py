@@ -311,3 +311,29 @@ def test_the_check_reads_the_call_as_it_will_run_after_hitl_applied_an_edit(
         assert ran == ["transfer:alice"] and result.text == "transferred to alice"
     else:
         assert ran == [] and "not run: it needs approval" in result.text
+
+
+@pytest.mark.parametrize("protocol", ["native"])
+def test_goto_act_while_the_review_waits_leaves_the_gated_call_to_the_review(
+    protocol: str,
+) -> None:
+    """`Command(goto="act")` on a thread paused at the review: act leaves the step to the
+    review (nothing runs yet); approved, each call runs once, and the run answers once."""
+    both = calls(
+        tool_call("transfer", {"to": "alice"}, id="t"), tool_call("clock", {"zone": "UTC"}, id="c")
+    )
+    agent = build_graph(
+        model=ScriptedChatModel([both, answer(protocol)]),
+        tools=[transfer, clock],
+        protocol=protocol,
+        checkpointer=InMemorySaver(),
+        approve=["transfer"],
+    )
+    agent.invoke({"messages": [("user", "pay alice, then the time")]}, cfg("t"))
+    agent.invoke(Command(goto="act"), cfg("t"))
+    assert ran == []
+    out = agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), cfg("t"))
+    assert sorted(ran) == ["clock:UTC", "transfer:alice"]
+    results = [m.tool_call_id for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert sorted(results) == ["c", "t"] and out["status"] == "answered"
+    assert out["answer"] == "done"
