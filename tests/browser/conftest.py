@@ -11,10 +11,10 @@ may name another source tree of the agent to serve (a commit unpacked by `git ar
 - the graph (`GRAPHS`): this agent under each protocol, and LangChain's own `create_agent` +
   `HumanInTheLoopMiddleware` (tests/support/create_agent_hitl.py) with the same calculator,
   model and approvals: the reference that tells a UI limitation from a fault of this agent;
-- the server kind (`SERVERS`): how a graph is served, `langgraph dev` today. A kind is a
-  context manager taking (graph, environment, request) and yielding an `Endpoint` (URL and
-  API key); it skips, with the reason, a graph it cannot serve or a setup it cannot find.
-  Aegra (tests/support/aegra.py) plugs in as one more entry (see `serve_on_aegra`).
+- the server kind (`SERVERS`): how a graph is served, `langgraph dev` (in memory) and Aegra
+  (PostgreSQL and Redis, tests/support/aegra.py). A kind is a context manager taking (graph,
+  environment, request) and yielding an `Endpoint` (URL and API key); it skips, with the
+  reason, a graph it cannot serve or a setup it cannot find.
 
 Both are module scoped, so pytest runs one served agent's tests together. The model is
 `scripted_reply`: it asks for the calculator, then answers with what the tool said, so what the
@@ -119,12 +119,25 @@ def serve_on_langgraph_dev(
         yield Endpoint(dev.url)
 
 
-# To add Aegra: an entry "aegra": serve_on_aegra, where serve_on_aegra skips the reference graph
-# (Aegra serves deploy/aegra/served.py only), skips with tests.support.aegra.missing() when that
-# says why it cannot start, and otherwise yields Endpoint(deployment.urls[0],
-# deployment.api_key) from `aegra(env, instances=1)` under its `report_failures`. The page sends
-# the key as X-Api-Key (ChatPage.open stores it where the UI reads it).
-SERVERS: dict[str, ServerKind] = {"langgraph-dev": serve_on_langgraph_dev}
+@contextlib.contextmanager
+def serve_on_aegra(
+    graph: Graph, env: dict[str, str], request: pytest.FixtureRequest
+) -> Iterator[Endpoint]:
+    """One Aegra instance (PostgreSQL, Redis, API key: tests/support/aegra.py) serving this
+    agent as `agent`. Aegra serves deploy/aegra's graph only, so the reference and AGENT_SRC
+    are skipped; the page sends the key as X-Api-Key, as a person enters it in the UI."""
+    from tests.support import aegra
+
+    if graph.reference or AGENT_SRC is not None:
+        pytest.skip("Aegra serves this agent's deployed graph only (deploy/aegra/served.py)")
+    problem = aegra.missing()
+    if problem is not None:
+        pytest.skip(problem)
+    with aegra.aegra(env, instances=1) as deployment, aegra.report_failures(request, deployment):
+        yield Endpoint(deployment.urls[0], deployment.api_key)
+
+
+SERVERS: dict[str, ServerKind] = {"langgraph-dev": serve_on_langgraph_dev, "aegra": serve_on_aegra}
 PAIRS = [(server, graph) for server in SERVERS for graph in GRAPHS]
 
 

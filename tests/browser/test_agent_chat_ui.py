@@ -57,10 +57,11 @@ def ask_and_see_the_panel(chat: ChatPage, served: Served) -> None:
     assert chat.edit_box("Expression").input_value() == EXPRESSION
     chat.settle()
     assert chat.edit_box("Expression").input_value() == EXPRESSION
-    thread = served.client().threads.get(chat.thread_id())
-    assert thread["status"] == "interrupted"
-    (pauses,) = thread["interrupts"].values()
-    (pause,) = pauses
+    client = served.client()
+    assert client.threads.get(chat.thread_id())["status"] == "interrupted"
+    # the pause as the UI reads it once the stream is over: the thread head's task interrupts
+    state = client.threads.get_state(chat.thread_id())
+    (pause,) = [interrupt for task in state["tasks"] for interrupt in task["interrupts"]]
     [request] = pause["value"]["action_requests"]
     assert request["name"] == "calculator" and request["args"] == {"expression": EXPRESSION}
     [config] = pause["value"]["review_configs"]

@@ -251,8 +251,7 @@ class ChatPage:
         while time.monotonic() < deadline:
             listed = self.thread_lists > self.lists_before_ask
             waited = time.monotonic() - self.asked_at > list_wait
-            streaming = self.page.get_by_role("button", name="Cancel").count() > 0
-            if (listed or waited) and not streaming:
+            if (listed or waited) and not self.streaming():
                 self.page.wait_for_timeout(500)
                 return
             self.page.wait_for_timeout(100)
@@ -280,10 +279,22 @@ class ChatPage:
         self.page.get_by_placeholder("Share feedback with the agent...").fill(reason)
         self.page.get_by_role("button", name="Submit rejection").click()
 
-    def wait_for_text(self, pattern: str) -> str:
+    def streaming(self) -> bool:
+        """Whether a run is streaming into the page (the composer shows Cancel meanwhile)."""
+        return bool(self.page.get_by_role("button", name="Cancel").count() > 0)
+
+    def wait_for_text(self, pattern: str, timeout: float = 45.0) -> str:
+        """The last paragraph matching `pattern`, read once the run's stream is over: the
+        answer arrives token by token, so a paragraph read as soon as it appears may hold only
+        its first words (on a loaded machine, the part before the tool's result)."""
         found = self.page.get_by_text(re.compile(pattern)).last
-        found.wait_for(timeout=PANEL_TIMEOUT_MS)
-        return str(found.inner_text())
+        found.wait_for(timeout=timeout * 1000)
+        deadline = time.monotonic() + timeout
+        while self.streaming():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the page was still streaming after {timeout:.0f}s")
+            self.page.wait_for_timeout(100)
+        return str(self.page.get_by_text(re.compile(pattern)).last.inner_text())
 
     def tool_call_args(self) -> list[tuple[str, str]]:
         """Every argument row of the tool call cards on the page, as (name, value)."""
