@@ -29,7 +29,6 @@ state key says.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
@@ -41,7 +40,7 @@ from langgraph.types import Command
 
 from graph import messages as m
 from graph.middleware.approval_seal import sealed
-from graph.middleware.approvals import EDIT_NOTICE, reviewed, unreadable
+from graph.middleware.approvals import asked_again, with_edit_notice
 from graph.persistence.ledger import Attempt, Ledger, ledger_for
 from graph.state import run_status
 
@@ -119,11 +118,11 @@ class ApprovalCheck:
         assert self.hitl is not None  # a gated tool means the run has approval middleware
         if self.mode == "per_call":
             return self.hitl.wrap_tool_call(request, then)
-        outcome = _asked(self.hitl, request)
+        outcome = asked_again(self.hitl, request)
         if isinstance(outcome, ToolMessage):
             return outcome
         to_run, edited = outcome
-        return _with_notice(then(to_run), to_run, edited)
+        return with_edit_notice(then(to_run), to_run, edited)
 
     # -- async ----------------------------------------------------------------------------
 
@@ -167,11 +166,11 @@ class ApprovalCheck:
         assert self.hitl is not None
         if self.mode == "per_call":
             return await self.hitl.awrap_tool_call(request, again)
-        outcome = _asked(self.hitl, request)
+        outcome = asked_again(self.hitl, request)
         if isinstance(outcome, ToolMessage):
             return outcome
         to_run, edited = outcome
-        return _with_notice(await again(to_run), to_run, edited)
+        return with_edit_notice(await again(to_run), to_run, edited)
 
     async def _arun(
         self, request: ToolCallRequest, handler: AsyncExecute, ledger: Ledger | None, task: str
@@ -258,41 +257,6 @@ def _task(request: ToolCallRequest) -> str:
 
 def _ledger(request: ToolCallRequest) -> tuple[Ledger | None, str]:
     return ledger_for(request.runtime.store, _thread(request)), _task(request)
-
-
-def _asked(
-    hitl: HumanInTheLoopMiddleware, request: ToolCallRequest
-) -> tuple[ToolCallRequest, bool] | ToolMessage:
-    """A batched re-ask: HITL's own pause for this one call (`{"action_requests": [...]}`,
-    resumed with `{"decisions": [...]}`), read as the review step reads it."""
-    call = request.tool_call
-    step = AIMessage("", tool_calls=[call])
-    try:
-        update = hitl.after_model({"messages": [step]}, request.runtime)  # type: ignore[arg-type]
-    except GraphBubbleUp:
-        raise
-    except Exception as exc:  # a resume the middleware cannot read: nothing runs
-        return m.observation(
-            call, f"The call to {call['name']} was not run: {unreadable(exc)}.", is_error=True
-        )
-    written = reviewed(step, {call["id"]}, update)
-    answer = next((x for x in written if isinstance(x, ToolMessage)), None)
-    if answer is not None:
-        return answer
-    final = next((x for x in written if isinstance(x, AIMessage)), step)
-    to_run = final.tool_calls[0] if final.tool_calls else call
-    edited = to_run["args"] != call["args"]
-    return request.override(tool_call={**call, "args": to_run["args"]}), edited
-
-
-def _with_notice(result: Result, request: ToolCallRequest, edited: bool) -> Result:
-    """A re-asked call the person edited: the model is told what ran, as HITL tells it."""
-    if not edited or not isinstance(result, ToolMessage):
-        return result
-    call = request.tool_call
-    shown = json.dumps(call["args"], ensure_ascii=False, default=str)
-    notice = f"{EDIT_NOTICE} Executed instead: {call['name']} with arguments {shown}."
-    return result.model_copy(update={"content": f"{notice}\n\nTool response:\n{result.text}"})
 
 
 def _marked(result: Result, request: ToolCallRequest, attempt: Attempt | None) -> Result:

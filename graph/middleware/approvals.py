@@ -25,6 +25,9 @@ from typing import Any, Literal
 from langchain.agents.middleware import HumanInTheLoopMiddleware
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool
+from langgraph.errors import GraphBubbleUp
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command
 
 from graph import messages as m
 from tools.mcp.approvals import approves
@@ -144,3 +147,40 @@ def unreadable(exc: Exception, allowed: Sequence[str] = DECISIONS) -> str:
         'the approval reply was not {"decisions": [...]} with one decision per pending call, '
         "so none was run"
     )
+
+
+def asked_again(
+    hitl: HumanInTheLoopMiddleware, request: ToolCallRequest
+) -> tuple[ToolCallRequest, bool] | ToolMessage:
+    """A batched re-ask: HITL's own pause for this one call (`{"action_requests": [...]}`,
+    resumed with `{"decisions": [...]}`), read as the review step reads it."""
+    call = request.tool_call
+    step = AIMessage("", tool_calls=[call])
+    try:
+        update = hitl.after_model({"messages": [step]}, request.runtime)  # type: ignore[arg-type]
+    except GraphBubbleUp:
+        raise
+    except Exception as exc:  # a resume the middleware cannot read: nothing runs
+        return m.observation(
+            call, f"The call to {call['name']} was not run: {unreadable(exc)}.", is_error=True
+        )
+    written = reviewed(step, {call["id"]}, update)
+    answer = next((x for x in written if isinstance(x, ToolMessage)), None)
+    if answer is not None:
+        return answer
+    final = next((x for x in written if isinstance(x, AIMessage)), step)
+    to_run = final.tool_calls[0] if final.tool_calls else call
+    edited = to_run["args"] != call["args"]
+    return request.override(tool_call={**call, "args": to_run["args"]}), edited
+
+
+def with_edit_notice(
+    result: ToolMessage | Command, request: ToolCallRequest, edited: bool
+) -> ToolMessage | Command:
+    """A re-asked call the person edited: the model is told what ran, as HITL tells it."""
+    if not edited or not isinstance(result, ToolMessage):
+        return result
+    call = request.tool_call
+    shown = json.dumps(call["args"], ensure_ascii=False, default=str)
+    notice = f"{EDIT_NOTICE} Executed instead: {call['name']} with arguments {shown}."
+    return result.model_copy(update={"content": f"{notice}\n\nTool response:\n{result.text}"})

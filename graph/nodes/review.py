@@ -46,8 +46,8 @@ def make_review(b: Bindings) -> tuple[Any, Any]:
         ctx = b.context(get_runtime().context)
         policy = run.get("approve") or ctx.approve
         hitl = approval_middleware(policy, b.tools(ctx), ctx.approval_mode)
-        if hitl is None:
-            return done
+        if hitl is None or ctx.approval_mode == "per_call":
+            return done  # per call, HITL pauses inside act, once per call, and nothing is sealed
         # the middleware edits the step it finds in place: give it a copy of it
         view = [*messages[: messages.index(step)], _copy(step)]
         try:
