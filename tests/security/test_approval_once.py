@@ -337,3 +337,30 @@ def test_goto_act_while_the_review_waits_leaves_the_gated_call_to_the_review(
     results = [m.tool_call_id for m in out["messages"] if isinstance(m, ToolMessage)]
     assert sorted(results) == ["c", "t"] and out["status"] == "answered"
     assert out["answer"] == "done"
+
+
+@pytest.mark.parametrize(
+    ("decision", "expected", "said"),
+    [
+        (
+            {"type": "edit", "edited_action": {"name": "transfer", "args": {"to": "bob"}}},
+            ["transfer:alice", "transfer:bob"],
+            "Executed instead: transfer",
+        ),
+        ({"type": "reject", "message": "once is enough"}, ["transfer:alice"], "once is enough"),
+    ],
+    ids=["edit", "reject"],
+)
+def test_the_new_decision_after_a_rerun_is_read_like_the_first(
+    decision: dict[str, Any], expected: list[str], said: str
+) -> None:
+    agent = agent_for("native", [step("native", "transfer", {"to": "alice"}, "t1"), "done"])
+    agent.invoke({"messages": [("user", "pay alice")]}, cfg("t"))
+    approve_all(agent, "t", "batched")
+    before_act = next(s for s in agent.get_state_history(cfg("t")) if s.next == ("act",))
+    [pause] = agent.invoke(None, before_act.config)["__interrupt__"]
+    assert [r["args"] for r in pause.value["action_requests"]] == [{"to": "alice"}]
+    out = agent.invoke(Command(resume={"decisions": [decision]}), cfg("t"))
+    assert ran == expected
+    [result] = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert said in result.text
