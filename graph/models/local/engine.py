@@ -257,7 +257,7 @@ class LocalEngine:
         """One completion request, in the form llama.cpp's server takes and answers
         (`prompt`, `max_tokens`, `stop`, `grammar`, `temperature`, `repeat_penalty`);
         raises TimeoutError when `timeout` seconds pass first."""
-        from graph.models.local.wire import timeout_error
+        from graph.models.local.wire import LocalModelRequestError, timeout_error
 
         deadline = time.monotonic() + timeout
         if not self._lock.acquire(timeout=max(timeout, 0.0)):
@@ -268,16 +268,17 @@ class LocalEngine:
             tokens = self.tokens(body["prompt"])
             cached = self._cached(tokens)
             evaluated = len(tokens) - (cached - 1 if cached == len(tokens) else cached)
-            grammar = body.get("grammar")
             started = time.monotonic()
-            out = llm.create_completion(
-                tokens,
+            out = self._create(
+                llm,
+                LocalModelRequestError,
+                tokens=tokens,
                 max_tokens=int(body.get("max_tokens") or 16),
                 stop=body.get("stop") or [],
                 # llama.cpp's server defaults where the request names none
                 temperature=float(body.get("temperature", 0.8)),
                 repeat_penalty=float(body.get("repeat_penalty", 1.1)),
-                grammar=llama.LlamaGrammar.from_string(grammar, verbose=False) if grammar else None,
+                grammar=body.get("grammar"),
                 stopping_criteria=llama.StoppingCriteriaList([_until(deadline)]),
             )
         finally:
@@ -296,6 +297,28 @@ class LocalEngine:
         )
         out["usage"] = {**usage, "evaluated_tokens": evaluated}
         return out
+
+    def _create(self, llm: Any, refused: type[Exception], **request: Any) -> dict[str, Any]:
+        """`create_completion`, with what llama-cpp-python refuses (a bad grammar, a prompt
+        longer than the context) raised as a server would answer it: HTTP 400."""
+        grammar = request.pop("grammar")
+        try:
+            if grammar:
+                self._check(llm, grammar)
+                request["grammar"] = self._llama.LlamaGrammar.from_string(grammar, verbose=False)
+            return llm.create_completion(request.pop("tokens"), **request)
+        except ValueError as exc:
+            raise refused(f"HTTP 400: {exc}", 400, {"error": {"message": str(exc)}}) from None
+
+    def _check(self, llm: Any, grammar: str) -> None:
+        """Raise ValueError unless llama.cpp parses the grammar: llama-cpp-python 0.3 hands
+        an unparsable one to the sampler chain as a null sampler, and the process crashes."""
+        llama = self._llama
+        vocab = llama.llama_model_get_vocab(llm.model)
+        sampler = llama.llama_sampler_init_grammar(vocab, grammar.encode("utf-8"), b"root")
+        if not sampler:
+            raise ValueError(f"llama.cpp cannot parse the grammar: {grammar[:200]!r}")
+        llama.llama_sampler_free(sampler)
 
     # -- what it says -------------------------------------------------------------------------
 

@@ -65,7 +65,7 @@ def backoff(attempt: int) -> float:
 
 
 def timeout_error(seconds: float) -> TimeoutError:
-    return TimeoutError(f"the llama.cpp server did not answer within {seconds:g} s")
+    return TimeoutError(f"llama.cpp did not answer within {seconds:g} s")
 
 
 def json_of(response: httpx.Response) -> dict[str, Any]:

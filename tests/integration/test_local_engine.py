@@ -1,0 +1,59 @@
+"""The model in this process answers what llama.cpp refuses as its server would (HTTP 400),
+never by crashing the process, and a call's deadline ends it between two tokens. Needs the
+`local` extra (CI installs it)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from graph.models.local import local_available
+
+pytestmark = [
+    pytest.mark.local_llm,
+    pytest.mark.timeout(600),
+    pytest.mark.skipif(not local_available(), reason="the local extra is not installed"),
+]
+
+REFUSALS = textwrap.dedent(
+    """
+    from graph.models.local.engine import LocalEngine
+    from graph.models.local.wire import LocalModelRequestError
+
+    engine = LocalEngine(progress=None).start()
+    for body in (
+        {"prompt": "Hi", "grammar": "root ::= ("},  # llama-cpp-python 0.3 crashed on this
+        {"prompt": "word " * 5000, "max_tokens": 4},  # longer than the context
+    ):
+        try:
+            engine.complete(body, 60)
+        except LocalModelRequestError as refused:
+            print(refused.status_code, refused)
+    try:
+        engine.complete({"prompt": "Count: 1 2 3", "max_tokens": 2000, "temperature": 0.0}, 0.3)
+    except TimeoutError as late:
+        print("timeout", late)
+    reply = engine.complete({"prompt": "2 + 2 =", "max_tokens": 3, "temperature": 0.0}, 60)
+    print("still answers", bool(reply["choices"][0]["text"]))
+    """
+)
+
+
+def test_what_llama_cpp_refuses_is_a_400_and_a_deadline_ends_a_call() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", REFUSALS],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("400 HTTP 400: llama.cpp cannot parse the grammar"), lines
+    assert lines[1].startswith("400 HTTP 400: Requested tokens"), lines
+    assert lines[2].startswith("timeout llama.cpp did not answer within 0.3 s"), lines
+    assert lines[3] == "still answers True", lines
