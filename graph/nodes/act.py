@@ -30,6 +30,7 @@ from langgraph.types import Command, Send
 
 from graph import messages as m
 from graph._compat import tool_input
+from graph.checked import tool_update_refusal
 from graph.middleware.approval_check import SKIPPED, ApprovalCheck
 from graph.middleware.approvals import approval_middleware, needs_approval
 from graph.nodes.bindings import Bindings
@@ -144,10 +145,21 @@ class Task:
         )
         self.node = _node(b, self.ctx, payload, self.tools, self.awaited) if early is None else None
         self.started = time.perf_counter()
+        self.guarded = b.guarded
 
     def written(self, result: Any) -> Any:
         seconds = time.perf_counter() - self.started
-        return _written(outputs(result), self.payload, self.ctx, seconds)
+        results = [self._allowed(x) for x in outputs(result)]
+        return _written(results, self.payload, self.ctx, seconds)
+
+    def _allowed(self, result: Any) -> Any:
+        """A tool's `Command` that writes a key only the agent's own steps write (the seals,
+        the loop's bookkeeping, a middleware's private key such as HITL's edits) is not
+        applied: its observation says so instead (`graph.checked.tool_update_refusal`)."""
+        refusal = tool_update_refusal(result, self.guarded)
+        if refusal is None:
+            return result
+        return {"messages": [m.observation(self.call, refusal, is_error=True)]}
 
 
 def _setup(b: Bindings, ctx: AgentContext | None) -> tuple[AgentContext, dict[str, BaseTool]]:
