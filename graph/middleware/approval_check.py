@@ -90,7 +90,7 @@ class ApprovalCheck:
         asked: int,
     ) -> Result:
         if ledger is None or ledger.claim(decision, request.tool_call["id"]):
-            return self._run(request, handler, ledger, task)
+            return self._run(request, handler, ledger, task, decision)
 
         def again(to_run: ToolCallRequest) -> Result:
             return self._spend(to_run, handler, ledger, task, f"{task}/ask/{asked + 1}", asked + 1)
@@ -98,12 +98,21 @@ class ApprovalCheck:
         return self._ask(request, again)
 
     def _run(
-        self, request: ToolCallRequest, handler: Execute, ledger: Ledger | None, task: str
+        self,
+        request: ToolCallRequest,
+        handler: Execute,
+        ledger: Ledger | None,
+        task: str,
+        decision: str | None = None,
     ) -> Result:
         attempt = ledger.start(task, request.tool_call["id"]) if ledger is not None else None
         try:
             result = handler(request)
-        except GraphBubbleUp:
+        except GraphBubbleUp:  # the tool paused itself: its resume is no crash, no new decision
+            if attempt is not None:
+                ledger.finish(attempt)  # type: ignore[union-attr]
+                if decision is not None:
+                    ledger.release(decision)  # type: ignore[union-attr]
             raise
         except Exception:  # it ended (with an error); a kill or Ctrl-C leaves it unfinished
             if attempt is not None:
@@ -157,7 +166,7 @@ class ApprovalCheck:
         asked: int,
     ) -> Result:
         if ledger is None or await ledger.aclaim(decision, request.tool_call["id"]):
-            return await self._arun(request, handler, ledger, task)
+            return await self._arun(request, handler, ledger, task, decision)
 
         async def again(to_run: ToolCallRequest) -> Result:
             next_decision = f"{task}/ask/{asked + 1}"
@@ -173,13 +182,22 @@ class ApprovalCheck:
         return with_edit_notice(await again(to_run), to_run, edited)
 
     async def _arun(
-        self, request: ToolCallRequest, handler: AsyncExecute, ledger: Ledger | None, task: str
+        self,
+        request: ToolCallRequest,
+        handler: AsyncExecute,
+        ledger: Ledger | None,
+        task: str,
+        decision: str | None = None,
     ) -> Result:
         call_id = request.tool_call["id"]
         attempt = await ledger.astart(task, call_id) if ledger is not None else None
         try:
             result = await handler(request)
-        except GraphBubbleUp:
+        except GraphBubbleUp:  # the tool paused itself: its resume is no crash, no new decision
+            if attempt is not None:
+                await ledger.afinish(attempt)  # type: ignore[union-attr]
+                if decision is not None:
+                    await ledger.arelease(decision)  # type: ignore[union-attr]
             raise
         except Exception:  # it ended (with an error); a kill or Ctrl-C leaves it unfinished
             if attempt is not None:

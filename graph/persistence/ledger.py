@@ -75,6 +75,21 @@ class Ledger:
         await _aput(self.store, self.namespace, key, {"call": call_id})
         return True
 
+    def release(self, decision: str) -> None:
+        """Give `decision` back: its call paused inside (an `interrupt()` of the tool's own),
+        and the resume runs it on the same decision."""
+        self.store.delete(self.namespace, f"decision/{decision}")
+
+    async def arelease(self, decision: str) -> None:
+        key = f"decision/{decision}"
+        if _local(self.store):
+            self.store.delete(self.namespace, key)
+            return
+        try:
+            await self.store.adelete(self.namespace, key)
+        except NotImplementedError:
+            await asyncio.to_thread(self.store.delete, self.namespace, key)
+
     # -- attempts -------------------------------------------------------------------------
 
     def start(self, task_id: str, call_id: str) -> Attempt:

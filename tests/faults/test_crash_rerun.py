@@ -259,3 +259,34 @@ async def test_the_store_beside_the_checkpointer_keeps_the_ledger_across_process
         assert not await Ledger(store, thread).aclaim("decision", "call")
         again = await Ledger(store, thread).astart("task", "call")
         assert again.earlier == 1  # the first start never finished
+
+
+@pytest.mark.parametrize("gated", [False, True], ids=["ungated", "approved"])
+def test_a_tool_that_pauses_itself_resumes_without_a_mark_or_a_new_approval(gated: bool) -> None:
+    """A tool's own `interrupt()` (an "ask the user" tool) re-runs the task when answered, as
+    LangGraph resumes any node: that is no crash (no mark) and, for an approved call, no new
+    decision (the approval covers the call it paused inside)."""
+    from langgraph.types import interrupt
+
+    @tool
+    def ask_amount(to: str) -> str:
+        """Ask the person how much, then pay."""
+        attempts.append(to)
+        amount = interrupt(f"how much for {to}?")
+        return f"paid {amount} to {to}"
+
+    agent = build_graph(
+        model=ScriptedChatModel([calls(tool_call("ask_amount", {"to": "bob"})), "ok"]),
+        tools=[ask_amount],
+        checkpointer=InMemorySaver(),
+        approve=["ask_amount"] if gated else [],
+    )
+    paused = agent.invoke({"messages": [("user", "pay bob")]}, cfg("t"))
+    if gated:
+        assert "action_requests" in paused["__interrupt__"][0].value
+        paused = agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), cfg("t"))
+    [question] = paused["__interrupt__"]
+    assert question.value == "how much for bob?"
+    out = agent.invoke(Command(resume="5"), cfg("t"))
+    assert out["status"] == "answered" and out["steps"][0]["observation"] == "paid 5 to bob"
+    assert "rerun" not in out["steps"][0]
