@@ -136,8 +136,8 @@ def test_reject_tells_the_model_and_answers(chat: ChatPage, served: Served) -> N
     "at each render and use-interrupted-actions.tsx rebuilds the panel state in a useEffect "
     "on it, so a typed edit is lost. The page redraws by itself ~4 s after a new thread (it "
     "re-fetches the thread list): an edit typed before then is sent as a plain approve. "
-    "agent-chat-ui-interrupt-key.patch here (the effects keyed on the interrupt's id and "
-    "value) makes this and the next test pass on upstream fdc87e6",
+    "Keying those effects (there and in thread-actions-view.tsx) on the interrupt's id and "
+    "value instead of the object makes this and the next test pass on upstream fdc87e6",
 )
 def test_an_edit_survives_a_redraw_of_the_page(chat: ChatPage, served: Served) -> None:
     if served.graph.protocol != "native":
