@@ -55,7 +55,7 @@ class Ledger:
 
     def __init__(self, store: BaseStore, thread_id: str) -> None:
         self.store = store
-        self.namespace = (*NAMESPACE, thread_id)
+        self.namespace = (*NAMESPACE, label(thread_id))
 
     # -- decisions ------------------------------------------------------------------------
 
@@ -113,6 +113,12 @@ class Ledger:
 
     async def afinish(self, attempt: Attempt) -> None:
         await _aput(self.store, self.namespace, attempt.key, _finished(attempt))
+
+
+def label(thread_id: str) -> str:
+    """The thread id as a store namespace label, which may hold no period and no NUL
+    (percent-encoded, so two ids never share a label)."""
+    return thread_id.replace("%", "%25").replace(".", "%2E").replace("\x00", "%00")
 
 
 _LOCK = threading.Lock()  # get-then-put of parallel calls in one process

@@ -64,8 +64,9 @@ def cfg(thread: str) -> dict[str, Any]:
 # -- in process: the run continued from its last checkpoint --------------------------------
 
 
+@pytest.mark.parametrize("thread", ["t", "demo.1"])  # a store's namespace label has no "."
 @pytest.mark.parametrize("mode", ["sync", "async"])
-def test_a_call_cut_short_and_run_again_is_marked(mode: str) -> None:
+def test_a_call_cut_short_and_run_again_is_marked(mode: str, thread: str) -> None:
     import asyncio
 
     agent = build_graph(
@@ -83,14 +84,14 @@ def test_a_call_cut_short_and_run_again_is_marked(mode: str) -> None:
     question = {"messages": [("user", "go")]}
     run = agent.invoke if mode == "sync" else (lambda *a: asyncio.run(agent.ainvoke(*a)))
     with pytest.raises(Killed):
-        run(question, cfg("t"))
-    out = run(None, cfg("t"))  # as `react-agent resume` or a serving engine's retry does
+        run(question, cfg(thread))
+    out = run(None, cfg(thread))  # as `react-agent resume` or a serving engine's retry does
     assert out["status"] == "answered" and attempts == ["x", "x"]
     [result] = [m for m in out["messages"] if isinstance(m, ToolMessage)]
     assert result.response_metadata[RERUN] == 1
     assert out["steps"][0]["rerun"] is True
-    assert steps_of(agent.get_state(cfg("t")).values)[0]["rerun"] is True
-    later = run({"messages": [("user", "again")]}, cfg("t"))  # a call that finished: no mark
+    assert steps_of(agent.get_state(cfg(thread)).values)[0]["rerun"] is True
+    later = run({"messages": [("user", "again")]}, cfg(thread))  # a call that finished: no mark
     assert attempts == ["x", "x", "x"] and "rerun" not in later["steps"][0]
 
 
