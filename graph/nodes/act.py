@@ -34,8 +34,7 @@ from graph.checked import tool_update_refusal
 from graph.middleware.approval_check import SKIPPED, ApprovalCheck
 from graph.middleware.approvals import approval_middleware, needs_approval
 from graph.nodes.bindings import Bindings
-from graph.nodes.observe import idle
-from graph.nodes.tasks import pending_calls
+from graph.nodes.tasks import idle, pending_calls
 from graph.protocols.text.prompts import truncate
 from graph.settings import AgentContext
 from graph.state import ActInput

@@ -23,11 +23,11 @@ from langgraph.runtime import Runtime, get_runtime
 from graph import messages as m
 from graph.nodes.bindings import Bindings
 from graph.nodes.finish import STUCK_AFTER
-from graph.nodes.tasks import pending_calls
+from graph.nodes.tasks import idle, pending_calls
 from graph.protocols.native import native_invalid_observation
 from graph.protocols.text.prompts import invalid_reply_observation
 from graph.settings import AgentContext
-from graph.state import AgentState, RouteState, run_status
+from graph.state import AgentState, RouteState
 from graph.steps import steps_taken
 
 AFTER_OBSERVE = 4  # supersteps the next step needs to still end through finish
@@ -74,11 +74,6 @@ def held(state: RouteState | AgentState, config: RunnableConfig | None = None) -
     if sent_task(config):  # one task of several: a duplicate that found every call answered
         return pending == 0
     return pending > 1  # act by its edge, which sent one task per pending call
-
-
-def idle(state: RouteState | AgentState) -> bool:
-    """No run is under way, or the step waits for the review: act runs nothing then."""
-    return run_status(state) != "running" or bool((state.get("run") or {}).get("review"))
 
 
 def sent_task(config: RunnableConfig | None) -> bool:

@@ -16,7 +16,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.types import Send
 
 from graph.protocols.native import broken_call_error
-from graph.state import ActInput, AgentState, RouteState
+from graph.state import ActInput, AgentState, RouteState, run_status
 
 
 def to_act(state: RouteState | AgentState) -> list[Send] | Literal["act"]:
@@ -26,6 +26,12 @@ def to_act(state: RouteState | AgentState) -> list[Send] | Literal["act"]:
     if len(payloads) == 1:
         return "act"
     return [Send("act", payload) for payload in payloads]
+
+
+def idle(state: RouteState | AgentState) -> bool:
+    """No run is under way, or the step waits for the review: act runs nothing then (a
+    client's `Command(goto="act")` on a finished or new thread, or beside a paused review)."""
+    return run_status(state) != "running" or bool((state.get("run") or {}).get("review"))
 
 
 def pending_calls(state: RouteState | AgentState) -> list[ActInput]:
