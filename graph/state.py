@@ -337,7 +337,6 @@ class ActInput(TypedDict):
     error: NotRequired[str | None]  # set when the call is known to be unusable (model told why)
     note: NotRequired[str | None]  # said with this observation (e.g. ignored extra actions)
     approve: NotRequired[list[str]]  # the run's approval policy (a resume keeps it)
-    seal: NotRequired[str]  # the review step's seal, for a call that needed approval
 
 
 class RouteState(TypedDict, total=False):

@@ -22,6 +22,7 @@ from graph.cli.render import StepPrinter
 from graph.persistence.errors import program, resume_command
 from graph.persistence.locks import thread_lock
 from graph.persistence.savers import open_async_saver
+from graph.persistence.stores import open_async_store
 from graph.settings import resolve_context
 
 T = TypeVar("T")
@@ -61,7 +62,9 @@ class Session:
     `ready`, on the first turn: a missing thread or a finished run is reported before it.
     """
 
-    def __init__(self, saver: Any, run: RunOptions, url: str, *, quiet: bool) -> None:
+    def __init__(
+        self, saver: Any, run: RunOptions, url: str, *, quiet: bool, store: Any = None
+    ) -> None:
         from graph.agent import build_graph
         from graph.tooling.registry import registry_tools
 
@@ -70,7 +73,7 @@ class Session:
             ctx = resolve_context(options, labels=run.flags())
             options["tools"] = registry_tools(ctx.tools, ctx.mcp_config)
         schema = run.response_format()
-        self.agent = build_graph(checkpointer=saver, response_format=schema, **options)
+        self.agent = build_graph(checkpointer=saver, store=store, response_format=schema, **options)
         self.run = run
         self.saver = saver
         self.url = url
@@ -110,10 +113,15 @@ class Session:
 
 
 async def open_thread(run: RunOptions, thread_id: str, quiet: bool, body: Any) -> Any:
-    """Open the store, take the thread's lock, and run `body(session)`."""
+    """Open the checkpoints and the store beside them (the approval and call ledger lives
+    there), take the thread's lock, and run `body(session)`."""
     target = store_url(run.checkpointer)
-    async with open_async_saver(target) as saver, thread_lock(target, thread_id):
-        return await body(Session(saver, run, target, quiet=quiet))
+    async with (
+        open_async_saver(target) as saver,
+        open_async_store(target) as store,
+        thread_lock(target, thread_id),
+    ):
+        return await body(Session(saver, run, target, quiet=quiet, store=store))
 
 
 async def with_store(url: str | None, body: Any) -> Any:

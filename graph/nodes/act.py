@@ -250,6 +250,7 @@ def _observed(
                     "tool": message.name,
                     "text": message.text,
                     "is_error": message.status == "error",
+                    "rerun": message.response_metadata.get(m.RERUN),
                 }
             )
         out.append(message)

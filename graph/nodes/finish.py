@@ -88,15 +88,16 @@ def _notice(
 ) -> str | None:
     run = state.get("run") or {}
     done = steps_taken(messages, run)
+    steps = f"{done} step{'' if done == 1 else 's'}"
     if status == "max_steps":
         if done >= ctx.max_steps and not out_of_room:
             return (
-                f"I stopped after {done} steps without reaching a final answer "
+                f"I stopped after {steps} without reaching a final answer "
                 f"(the limit is max_steps={ctx.max_steps}). Raise max_steps or ask a narrower "
                 "question."
             )
         return (
-            f"I stopped after {done} steps without reaching a final answer: the run's "
+            f"I stopped after {steps} without reaching a final answer: the run's "
             "recursion_limit leaves no room for another step. Raise recursion_limit or max_steps."
         )
     if status == "stuck":

@@ -29,6 +29,7 @@ from urllib.parse import unquote, urlsplit
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from graph.persistence.errors import as_sentences
 from graph.persistence.guarded import guarded
 from graph.redaction import redact
 from graph.settings import ConfigError
@@ -203,9 +204,9 @@ def sqlite_label(path: Path) -> str:
 
 def _postgres_error(url: str, exc: Exception) -> ConfigError:
     """The database could not be opened: one sentence, with no password in it."""
-    reason = redact(" ".join(str(exc).split()), url_secrets(url)) or type(exc).__name__
+    reason = as_sentences(redact(str(exc), url_secrets(url))) or f"{type(exc).__name__}."
     return ConfigError(
-        f"Cannot use the PostgreSQL checkpointer at {describe(url)}: {reason}. Check that the "
+        f"Cannot use the PostgreSQL checkpointer at {describe(url)}: {reason} Check that the "
         f"server is running and the URL ({ENV_VAR} or --checkpointer)."
     )
 

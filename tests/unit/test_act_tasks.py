@@ -74,21 +74,35 @@ def test_a_step_of_several_calls_sends_a_task_per_call() -> None:
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_an_edge_to_a_step_of_several_calls_runs_each(mode: str) -> None:
-    """`Command(goto="act")`, as a caller may send it, reads the calls from the state. (The
-    input also starts think, which answers the calls as not run: it runs beside act.)"""
-    agent, _ = agent_for(["done"])
+    """`Command(goto="act")` to a run paused before act sends one task per call: each runs
+    once and one answer follows. (A thread with no run under way keeps its calls for the next
+    turn: tests/security/test_approval_once.py.)"""
     step = AIMessage(
         "",
         tool_calls=[tool_call("echo", {"text": "x"}, id="x"), tool_call("echo", {"text": "y"})],
     )
-    command = Command(update={"messages": [("user", "go"), step]}, goto="act")
-    if mode == "async":
-        asyncio.run(agent.ainvoke(command, cfg("goto")))
-    else:
-        agent.invoke(command, cfg("goto"))
+    agent = build_graph(
+        model=ScriptedChatModel([step, "done"]),
+        tools=[echo],
+        checkpointer=InMemorySaver(),
+        interrupt_before=["act"],
+    )
+    agent.invoke({"messages": [("user", "go")]}, cfg("goto"))
+
+    def run(payload: Any) -> None:
+        if mode == "async":
+            asyncio.run(agent.ainvoke(payload, cfg("goto")))
+        else:
+            agent.invoke(payload, cfg("goto"))
+
+    run(Command(goto="act"))
+    while agent.get_state(cfg("goto")).next:
+        run(None)
     messages = agent.get_state(cfg("goto")).values["messages"]
-    observed = [x.content for x in messages if isinstance(x, ToolMessage)]
-    assert observed[:2] == ["echo: x", "echo: y"]
+    observed = sorted(x.content for x in messages if isinstance(x, ToolMessage))
+    assert observed == ["echo: x", "echo: y"]
+    answers = [x.text for x in messages if isinstance(x, AIMessage) and not x.tool_calls]
+    assert answers == ["done"]
 
 
 def test_an_observation_is_marked_as_ours_by_its_id_and_an_older_flag_still_counts() -> None:
