@@ -1,5 +1,5 @@
 """The environment variables the project reads outside the run settings (`AgentContext`): the
-store, the state folder, the embedded model, the tools.
+store, the state folder, the embedded model, the tools; and reading `.env` into the environment.
 
 Each is declared once, with its default and help, for the docs' configuration table and for a
 test that checks every variable named in the source is declared. Where the code that reads a
@@ -11,7 +11,10 @@ the tool modules load LangChain and HTTP clients, which importing the settings m
 from __future__ import annotations
 
 import importlib
+import os
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -76,3 +79,26 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
     EnvVar("REACT_AGENT_WIKIPEDIA_URL", "https://{lang}.wikipedia.org", "Wikipedia's API."),
     EnvVar("REACT_AGENT_WIKIPEDIA_LANG", "en", "Wikipedia language."),
 )  # fmt: skip
+
+
+def shown_value(value: Any) -> str:
+    """A value as it would be typed into the environment (`true`, `30`, `a,b`)."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, list):
+        return ",".join(map(str, value))
+    return str(value)
+
+
+def load_env_file(path: str | os.PathLike[str] | None = None) -> Path | None:
+    """Read `.env` (from the current directory upwards) without overriding the environment.
+    Called by the `react-agent` entry point; `langgraph dev` reads it through langgraph.json."""
+    from dotenv import find_dotenv, load_dotenv
+
+    found = str(path) if path else find_dotenv(usecwd=True)
+    if found and Path(found).is_file():
+        load_dotenv(found, override=False)
+        return Path(found)
+    return None

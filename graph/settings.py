@@ -23,23 +23,15 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from typing_extensions import TypedDict
 
-from graph.environment import ENVIRONMENT, EnvVar
+from graph.environment import ENVIRONMENT, EnvVar, load_env_file, shown_value
 
-__all__ = [
-    "EMBEDDED_DEFAULTS",
-    "ENVIRONMENT",
-    "AgentContext",
-    "ConfigError",
-    "EnvVar",
-    "RunContext",
-    "resolve_context",
-]
+__all__ = ["EMBEDDED_DEFAULTS", "ENVIRONMENT", "AgentContext", "ConfigError", "EnvVar",
+           "RunContext", "load_env_file", "resolve_context", "shown_value"]  # fmt: skip
 
 Protocol, Scope = Literal["auto", "native", "text"], Literal["run", "operator"]
 
@@ -48,28 +40,14 @@ class ConfigError(ValueError):
     """A configuration a user can fix; the message says what to set."""
 
 
-def shown_value(value: Any) -> str:
-    """A value as it would be typed into the environment (`true`, `30`, `a,b`)."""
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, list):
-        return ",".join(map(str, value))
-    return str(value)
-
-
-_UNSET: Any = object()
-
-
 def _setting(
-    default: Any, env: str, scope: Scope, help: str, *, embedded: Any = _UNSET, **bounds: Any
+    default: Any, env: str, scope: Scope, help: str, *, embedded: Any = None, **bounds: Any
 ) -> Any:
     """A field with its environment variable and scope recorded beside its help text, and its
     value for the embedded model where that has its own (`EMBEDDED_DEFAULTS`): the help says
     it, so the settings' help, the docs' table and `react-agent config` give the one value."""
     extra: dict[str, Any] = {"env": env, "scope": scope}
-    if embedded is not _UNSET:
+    if embedded is not None:
         extra["embedded"] = embedded
         help = f"{help} The embedded model's default: {shown_value(embedded)}."
     if callable(default):
@@ -258,9 +236,7 @@ ENV_VARS: dict[str, str] = {name: _field_extra(name)["env"] for name in AgentCon
 # The embedded model's own values of the settings the operator left unset: it is small and
 # slow, so it gets bounds a hosted model does not need. Declared with each field above.
 EMBEDDED_DEFAULTS: dict[str, Any] = {
-    name: _field_extra(name)["embedded"]
-    for name in AgentContext.model_fields
-    if "embedded" in _field_extra(name)
+    n: e["embedded"] for n in AgentContext.model_fields if "embedded" in (e := _field_extra(n))
 }
 RUN_FIELDS = frozenset(n for n in AgentContext.model_fields if _field_extra(n)["scope"] == "run")
 
@@ -421,15 +397,3 @@ def _explain(
         problems.append(f"{where}: {error['msg']}, got {shown}")
     lead = "Refused run context" if fields <= run else "Invalid agent configuration"
     return f"{lead}: " + "; ".join(problems) + "."
-
-
-def load_env_file(path: str | os.PathLike[str] | None = None) -> Path | None:
-    """Read `.env` (from the current directory upwards) without overriding the environment.
-    Called by the `react-agent` entry point; `langgraph dev` reads it through langgraph.json."""
-    from dotenv import find_dotenv, load_dotenv
-
-    found = str(path) if path else find_dotenv(usecwd=True)
-    if found and Path(found).is_file():
-        load_dotenv(found, override=False)
-        return Path(found)
-    return None
