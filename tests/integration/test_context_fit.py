@@ -1,22 +1,27 @@
 """A long chat never sends a request over the model's window: 200 turns against a server
 that counts tokens with its own tokenizer and refuses any request over its limit, as a real
-endpoint does, under both protocols. Older turns leave the request, never the thread."""
+endpoint does, under both protocols. Older turns leave the request, never the thread; and a
+long run never hides its own calls from the model (30 steps of 2 KB in 8,192 tokens)."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.tools import StructuredTool
 from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph import build_graph
-from graph.policies.context_fit import estimated_tokens, fitted, most_tokens, units
+from graph.policies.context_fit import CLEARED, estimated_tokens, fitted, most_tokens, units
 from tests.support.openai_server import HTTPError, Reply, ScriptedOpenAIServer
+from tests.support.scripted_model import ReplyingChatModel
 
 pytestmark = pytest.mark.integration
 
@@ -119,3 +124,59 @@ def test_the_quick_bound_never_undercounts(texts: list[str], calls: list[dict]) 
         for i, args in enumerate(calls)
     ]
     assert most_tokens(messages) >= estimated_tokens(messages)
+
+
+STEPS = 30
+MARK = re.compile(r'"index": (\d+)')
+
+
+class CountsItsOwnCalls(ReplyingChatModel):
+    """Calls `fetch(index)` for 0..29, one per step, reading which it has made from the request
+    itself (its calls, or their text under the text protocol); a request that hides one of
+    its own calls fails the run. Records the largest request, counted as the policy counts."""
+
+    protocol: str = "native"
+    largest: int = 0
+
+    @property
+    def _llm_type(self) -> str:
+        return "counts-its-own-calls"
+
+    def _reply(self, messages: list[BaseMessage], stop: Any, **kwargs: Any) -> ChatResult:
+        self.largest = max(
+            self.largest, estimated_tokens(messages) + estimated_tokens(kwargs.get("tools") or [])
+        )
+        shown = "".join(x.text + json.dumps(getattr(x, "tool_calls", [])) for x in messages)
+        seen = {int(i) for i in MARK.findall(shown)}
+        step = sum(1 for x in messages if x.type == "ai")
+        if seen != set(range(step)):
+            raise AssertionError(f"step {step}: the request shows only calls {sorted(seen)}")
+        if step == STEPS:
+            reply = AIMessage("Final Answer: done" if self.protocol == "text" else "done")
+        elif self.protocol == "text":
+            reply = AIMessage(f"Action: fetch\nAction Input: {json.dumps({'index': step})}")
+        else:
+            call = {"name": "fetch", "args": {"index": step}, "id": f"c{step}"}
+            reply = AIMessage("", tool_calls=[call])
+        return ChatResult(generations=[ChatGeneration(message=reply)])
+
+
+@pytest.mark.parametrize("protocol", ["native", "text"])
+def test_30_steps_of_2_kb_in_8192_tokens_keep_every_call_in_sight(protocol: str) -> None:
+    fetched: list[int] = []
+
+    def fetch(index: int) -> str:
+        fetched.append(index)
+        return (f"item {index}: " + "lorem ipsum dolor sit amet " * 80)[:2000]
+
+    model = CountsItsOwnCalls(protocol=protocol)
+    tool = StructuredTool.from_function(fetch, name="fetch", description="Fetch item `index`.")
+    agent = build_graph(
+        model=model, tools=[tool], protocol=protocol, context_window=8192, max_steps=STEPS + 5
+    )
+    out = agent.invoke({"messages": [("user", "Fetch items 0 to 29, then say done.")]})
+    assert out["status"] == "answered", out.get("error")
+    assert fetched == list(range(STEPS))  # no call repeated, none skipped
+    assert 0 < model.largest <= 8192
+    stored = [x for x in out["messages"] if isinstance(x, ToolMessage)]
+    assert len(stored) == STEPS and CLEARED not in {x.text for x in stored}  # the thread keeps all
