@@ -5,10 +5,16 @@ handler several times (retries, fallbacks) or not at all (a canned reply); the `
 layer returns with `ExtendedModelResponse` are kept from the inner layers' last call only, so a
 discarded attempt leaves nothing behind. LangChain's own composition helpers are private, so
 this is ours: small, and tested against LangChain's documented semantics.
+
+A layer that has only the sync form (`@wrap_model_call` / `@wrap_tool_call` on a plain function,
+as the docs show) still runs in an async run (the CLI's `astream`, the served graph): its sync
+form runs on a worker thread, and the handler it calls hands the inner, async layers back to the
+run's event loop and waits for them (`async_form`). A layer with an async form of its own runs it.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -111,7 +117,8 @@ def _amodel_layer(
             kept[:] = commands
             return response
 
-        response, own = as_response(await layer.awrap_model_call(request, handler))
+        wrap = async_form(layer, "wrap_model_call")
+        response, own = as_response(await wrap(request, handler))
         return response, [*kept, *own]
 
     return run
@@ -138,7 +145,41 @@ def achain_tool_call(layers: Sequence[AgentMiddleware], base: AsyncToolCall) -> 
 
 
 def _awrapped(layer: AgentMiddleware, inner: AsyncToolCall) -> AsyncToolCall:
+    wrap = async_form(layer, "wrap_tool_call")
+
     async def run(request: ToolCallRequest) -> ToolResult:
-        return await layer.awrap_tool_call(request, inner)
+        return await wrap(request, inner)
 
     return run
+
+
+def async_form(layer: AgentMiddleware, hook: str) -> Callable[[Any, Any], Awaitable[Any]]:
+    """The layer's async wrap (`a<hook>`): its own where it has one, else its sync form run on a
+    worker thread (`in_worker`), as a user who wrote only the sync form expects."""
+    if getattr(type(layer), f"a{hook}") is not getattr(AgentMiddleware, f"a{hook}"):
+        return getattr(layer, f"a{hook}")
+    if getattr(type(layer), hook) is getattr(AgentMiddleware, hook):
+        return getattr(layer, f"a{hook}")  # neither: LangChain's own error says so
+    sync_wrap = getattr(layer, hook)
+
+    async def wrap(request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
+        return await in_worker(sync_wrap, request, handler)
+
+    return wrap
+
+
+async def in_worker(
+    sync_wrap: Callable[[Any, Callable[[Any], Any]], Any],
+    request: Any,
+    handler: Callable[[Any], Awaitable[Any]],
+) -> Any:
+    """`sync_wrap(request, h)` on a worker thread, where each `h(req)` runs `handler(req)` on
+    this event loop and waits for its result. The worker runs in a copy of this context (the
+    run's config, its stream writer; `asyncio.to_thread` copies it), and so does every
+    handler call it makes."""
+    loop = asyncio.get_running_loop()
+
+    def sync_handler(req: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(handler(req), loop).result()
+
+    return await asyncio.to_thread(sync_wrap, request, sync_handler)

@@ -33,6 +33,7 @@ from graph._compat import tool_input
 from graph.checked import tool_update_refusal
 from graph.middleware.approval_check import SKIPPED, ApprovalCheck
 from graph.middleware.approvals import approval_middleware, needs_approval
+from graph.middleware.chain import async_form
 from graph.nodes.bindings import Bindings
 from graph.nodes.tasks import idle, pending_calls
 from graph.protocols.text.prompts import truncate
@@ -193,7 +194,7 @@ def _node(
             list(tools.values()),
             ctx.tool_timeout,
             [layer.wrap_tool_call for layer in layers],
-            [layer.awrap_tool_call for layer in layers],
+            [async_form(layer, "wrap_tool_call") for layer in layers],
             sync_run=awaited_by_sync_run,
         )
 
