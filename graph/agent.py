@@ -15,11 +15,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from langchain.agents.middleware import AgentMiddleware, HumanInTheLoopMiddleware
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import SystemMessage
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -78,25 +79,33 @@ def route_after_review(state: RouteState) -> list[Send] | Literal["act", "observ
 
 def build_graph(
     model: BaseChatModel | str | None = None,
-    tools: Sequence[BaseTool] | None = None,
+    tools: Sequence[BaseTool | Callable[..., Any] | dict[str, Any]] | None = None,
     checkpointer: BaseCheckpointSaver | bool | None = None,
     protocol: str | None = None,
     max_steps: int | None = None,
     *,
+    system_prompt: str | SystemMessage | None = None,
     middleware: Sequence[AgentMiddleware] = (),
     state_schema: type | None = None,
     context_schema: type | None = None,
     response_format: Any = None,
     store: BaseStore | None = None,
     interrupt_before: Sequence[str] | None = None,
+    interrupt_after: Sequence[str] | None = None,
+    debug: bool = False,
     name: str = "react-agent",
     **settings: Any,
 ) -> CompiledStateGraph:
     """Compile the agent.
 
     `model` is a chat model instance, a model name for the configured endpoint, or None (the
-    endpoint and model come from the environment). `tools` is any list of LangChain tools; None
-    means the registry's tools named by the settings (all built-in tools by default).
+    endpoint and model come from the environment). `tools` is what `create_agent` takes:
+    LangChain tools, plain functions (wrapped with `langchain_core.tools.tool`) and provider
+    tools' dicts (offered to native requests, run by the provider); None means the registry's
+    tools named by the settings (all built-in tools by default). `system_prompt` is a string
+    (the `system_prompt` setting) or a `SystemMessage`, sent as given (content blocks kept)
+    unless a run sets another. `interrupt_before`/`interrupt_after` (node names: think,
+    review, act, observe, finish) and `debug` are passed to `compile`, as `create_agent` does.
     `middleware` is LangChain v1 `AgentMiddleware` (run after the operator's
     `REACT_AGENT_MIDDLEWARE`), under either protocol. `state_schema` and `context_schema`
     extend the state and the run context with the caller's own keys, as in `create_agent`
@@ -114,12 +123,16 @@ def build_graph(
         overrides["protocol"] = protocol
     if max_steps is not None:
         overrides["max_steps"] = max_steps
+    if system_prompt is not None:  # a SystemMessage's text is the setting; the message is kept
+        text = system_prompt.text if isinstance(system_prompt, SystemMessage) else system_prompt
+        overrides["system_prompt"] = text
     ctx = resolve_context(overrides, env={})  # a bad argument fails now, in one sentence
     with contextlib.suppress(ConfigError):  # a bad env variable is reported by the run
         ctx = resolve_context(overrides)
     wares = [*load_middleware(ctx.middleware), *middleware]
     _check_names(wares)
-    b = Bindings(model, tools, overrides, registry_tools, wares, response_format)
+    own_system = system_prompt if isinstance(system_prompt, SystemMessage) else None
+    b = Bindings(model, tools, overrides, registry_tools, wares, response_format, own_system)
     context, b.caller_fields = context_schema_for(context_schema)
     own = [state_schema] if state_schema is not None else []
     state, input_state, output_state = extended(
@@ -150,6 +163,8 @@ def build_graph(
         checkpointer=checkpointer,
         store=store,
         interrupt_before=list(interrupt_before) if interrupt_before else None,
+        interrupt_after=list(interrupt_after) if interrupt_after else None,
+        debug=debug,
         name=name,
     )
     compiled = compiled_as(compiled, AgentGraph)  # the same graph; inputs checked first

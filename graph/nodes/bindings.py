@@ -1,6 +1,7 @@
-"""What the nodes share for one compiled graph: the model and tools `build_graph` was given,
-the operator's settings, and small bounded caches of the work every step would otherwise redo
-(validating the same settings, binding the same tools to the same model)."""
+"""What the nodes share for one compiled graph: the model, tools and system prompt
+`build_graph` was given, the operator's settings, and small bounded caches of the work every
+step would otherwise redo (validating the same settings, binding the same tools to the same
+model)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.runnables import Runnable
-from langchain_core.tools import BaseTool
+from langchain_core.tools import BaseTool, tool
 
 from graph import protocols
 from graph.caller_schemas import settings_part
@@ -23,9 +24,10 @@ from graph.middleware.chain import model_layers, tool_layers
 from graph.models import factory
 from graph.models import local as embedded
 from graph.policies import loop_policies
+from graph.protocols.native import DEFAULT_INSTRUCTIONS
 from graph.protocols.text.grammar import grammar_for, request_options, use_grammar
 from graph.protocols.text.observations import quotable_lines
-from graph.settings import ENV_VARS, AgentContext, resolve_run_context
+from graph.settings import ENV_VARS, AgentContext, ConfigError, resolve_run_context
 from graph.state import LOOP_KEYS
 from graph.steps import latest_observations, run_messages
 
@@ -46,13 +48,17 @@ class Bindings:
     def __init__(
         self,
         model: BaseChatModel | None,
-        tools: Sequence[BaseTool] | None,
+        tools: Sequence[BaseTool | Callable[..., Any] | dict[str, Any]] | None,
         overrides: Mapping[str, Any],
         load_tools: Callable[[list[str] | None, str | None], list[BaseTool]],
         middleware: Sequence[AgentMiddleware] = (),
         response_format: Any = None,
+        system_prompt: SystemMessage | None = None,
     ) -> None:
         self.model = model
+        # a SystemMessage given to build_graph, sent as given (its blocks and extras kept) while
+        # the run's `system_prompt` setting is its text (`system_message_for`)
+        self.system_prompt = system_prompt
         self.response_format = response_format
         self.middleware = list(middleware)
         # the loop's own policies (graph/policies) outermost, then the user's wrappers
@@ -60,7 +66,10 @@ class Bindings:
         self.tool_layers = tool_layers(self.middleware)
         # a middleware's own tools are offered and run like any other
         self.middleware_tools = [t for mw in self.middleware for t in getattr(mw, "tools", [])]
-        self.fixed_tools = [*tools, *self.middleware_tools] if tools is not None else None
+        # provider tools (dicts the provider runs itself): offered to native requests, never run
+        self.provider_tools = [t for t in tools or () if isinstance(t, dict)]
+        runnable = [as_tool(t) for t in tools or () if not isinstance(t, dict)]
+        self.fixed_tools = [*runnable, *self.middleware_tools] if tools is not None else None
         self.overrides = dict(overrides)
         self.load_tools = load_tools
         self.caller_fields: frozenset[str] = frozenset()  # build_graph(context_schema=...)
@@ -149,6 +158,14 @@ class Bindings:
     def chat_model(self, ctx: AgentContext) -> BaseChatModel:
         return self.model or factory.resolve_model(ctx)
 
+    def system_message_for(self, ctx: AgentContext) -> SystemMessage:
+        """The run's system message: build_graph's SystemMessage as given unless the run set
+        another `system_prompt`; else the setting's text (or the default instructions)."""
+        own = self.system_prompt
+        if own is not None and ctx.system_prompt == own.text:
+            return own
+        return protocols.system_message(ctx.system_prompt or DEFAULT_INSTRUCTIONS)
+
     def quotes(
         self,
         ctx: AgentContext,
@@ -194,8 +211,12 @@ class Bindings:
             if ctx.max_tokens:
                 options["max_tokens"] = ctx.max_tokens
             options.update(settings or {})
-            if protocol == "native" and (provider_tools or tool_choice is not None):
-                listed = [*tools, *provider_tools]
+            provider = [
+                *provider_tools,
+                *(t for t in self.provider_tools if t not in provider_tools),
+            ]
+            if protocol == "native" and (provider or tool_choice is not None):
+                listed = [*tools, *provider]
                 bound = (
                     chat_model.bind_tools(listed, tool_choice=tool_choice) if listed else chat_model
                 )
@@ -218,3 +239,20 @@ class Bindings:
             ctx.api_key_env,
         )
         return self._bound.get(key, lambda: make(self.chat_model(ctx)))
+
+
+def as_tool(given: Any) -> BaseTool:
+    """A tool as `create_agent` (its `ToolNode`) takes it: a LangChain tool as is, a plain
+    function wrapped with `langchain_core.tools.tool` (its name, docstring and signature)."""
+    if isinstance(given, BaseTool):
+        return given
+    if callable(given):
+        try:
+            return tool(given)
+        except ValueError as exc:  # e.g. a function with no docstring
+            name = getattr(given, "__name__", repr(given))
+            raise ConfigError(f"Tool {name!r} cannot be used: {exc}") from None
+    raise ConfigError(
+        f"A tool must be a LangChain tool, a function or a provider tool's dict; got "
+        f"{type(given).__name__}."
+    )

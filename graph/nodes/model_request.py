@@ -64,7 +64,9 @@ def for_this_call(b: Bindings, plan: Plan, request: ModelRequest) -> tuple[Plan,
 def rendered(b: Bindings, plan: Plan, request: ModelRequest) -> tuple[Runnable, list[Any]]:
     """The model as bound for this request, and the messages in the protocol's form."""
     tools = [t for t in request.tools if isinstance(t, BaseTool)]
-    system = request.system_message.text if request.system_message is not None else None
+    system = request.system_message
+    if plan.request is not None and system is plan.request.system_message:
+        system = b.system_message_for(plan.ctx)  # as build_graph was given it (blocks kept)
     given = request.messages
     # the conversation as think built it, unless a middleware gave another
     prepared = (

@@ -67,17 +67,22 @@ def request_messages(
     protocol: str,
     messages: Sequence[BaseMessage],
     tools: Sequence[BaseTool],
-    instructions: str | None,
+    instructions: str | SystemMessage | None,
     *,
     prepared: bool = False,
 ) -> list[BaseMessage]:
     """System prompt plus the conversation in the form this protocol's model reads (a run's
     error, said to the user in the conversation, is not the model's to read). `prepared`:
-    the messages are already so (`conversation`), as think built them."""
+    the messages are already so (`conversation`), as think built them. A `SystemMessage`
+    with text is sent as given to a native model (its content blocks and extras kept, as
+    `create_agent` sends it); the text protocol reads its text into its own prompt."""
     sent = list(messages) if prepared else ordered(messages)
+    given = instructions if isinstance(instructions, SystemMessage) else None
+    text = given.text if given is not None else instructions
     if protocol == "native":
-        return [system_message(native_system_prompt(instructions)), *sent]
-    return [system_message(text_system_prompt(tools, instructions)), *text_transcript(sent)]
+        system = given if given is not None and text else system_message(native_system_prompt(text))
+        return [system, *sent]
+    return [system_message(text_system_prompt(tools, text)), *text_transcript(sent)]
 
 
 def system_message(text: str) -> SystemMessage:
