@@ -4,7 +4,8 @@ so a user's middleware sees the request they shaped:
 
 - `RunDeadline`: past the run's time limit, no model call is made (status `timeout`);
 - `WrapUp`: after the step limit, one last call with no tools asks for the best answer;
-- `ContextFit`: the oldest turns are left out of a request that would outgrow the window;
+- `ContextFit`: a request that would outgrow the window has old tool results cleared, then
+  earlier turns left out; the current run's calls stay in sight;
 - `AnswerBudget`: the embedded model gets no tools once it has its results;
 - `QuotedAnswer`: when the grammar allows exactly one answer, it is written without a model
   call, and the step says so (`react_quoted`);
