@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from langchain.agents.middleware import ModelRequest, ModelResponse
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import BaseTool
 
@@ -64,9 +64,11 @@ def for_this_call(b: Bindings, plan: Plan, request: ModelRequest) -> tuple[Plan,
 def rendered(b: Bindings, plan: Plan, request: ModelRequest) -> tuple[Runnable, list[Any]]:
     """The model as bound for this request, and the messages in the protocol's form."""
     tools = [t for t in request.tools if isinstance(t, BaseTool)]
-    system = request.system_message
+    system: SystemMessage | str | None = request.system_message
     if plan.request is not None and system is plan.request.system_message:
         system = b.system_message_for(plan.ctx)  # as build_graph was given it (blocks kept)
+    elif system is not None:  # a middleware's own prompt: its text, as before
+        system = system.text
     given = request.messages
     # the conversation as think built it, unless a middleware gave another
     prepared = (
@@ -78,7 +80,7 @@ def rendered(b: Bindings, plan: Plan, request: ModelRequest) -> tuple[Runnable, 
     same = (
         request.model is b.chat_model(plan.ctx)
         and [t.name for t in tools] == [t.name for t in plan.tools]
-        and len(tools) == len(request.tools)
+        and [t for t in request.tools if not isinstance(t, BaseTool)] in ([], b.provider_tools)
         and request.tool_choice is None
         and not request.model_settings
     )
