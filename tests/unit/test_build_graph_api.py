@@ -62,15 +62,19 @@ def test_a_tool_that_is_not_one_is_refused_in_one_sentence() -> None:
         build_graph(ScriptedChatModel([]), [undocumented])
 
 
-def test_a_provider_tool_is_offered_natively_and_never_run() -> None:
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_a_provider_tool_is_offered_natively_and_never_run(protocol: str) -> None:
     search = {"type": "web_search_preview"}
-    model = tool_then_answer("native")
-    out = build_graph(model, [echo, search], protocol="native").invoke(QUESTION)
+    model = tool_then_answer(protocol)
+    out = build_graph(model, [echo, search], protocol=protocol).invoke(QUESTION)
     assert (out["status"], out["answer"]) == ("answered", "done")
     assert out["messages"][2].content == "echo: hi"
     for request in model.requests:
-        assert search in request.tools
-        assert "echo" in [t.get("function", {}).get("name") for t in request.tools]
+        if protocol == "native":  # bound beside the function tools, as create_agent binds it
+            assert search in request.tools
+            assert "echo" in [t.get("function", {}).get("name") for t in request.tools]
+        else:  # the text protocol lists only the tools the agent runs
+            assert "web_search_preview" not in request.messages[0].text
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
