@@ -7,13 +7,8 @@ runs only the ones that did not. A failure of any kind is an observation, never 
 that escapes the graph. A call that needs approval runs only with the review step's seal for
 exactly that call.
 
-A sync run awaits ToolNode's async path on its thread's own event loop
-(`graph.support.thread_loop`), since ToolNode's sync path starts and joins a thread for every
-call. It does so only where the two paths run the same code: no middleware of the user's wraps
-tool calls (a sync run calls their sync hooks), and the tool's sync function runs (in the run's
-thread with the loop stopped where that thread is the main one, else on a daemon worker; a tool
-with a coroutine too is awaited in its sync form) or the tool has only a coroutine. Otherwise,
-and in a thread that already runs an event loop, the call takes ToolNode's sync path.
+One execution path per call: a sync run invokes the ToolNode, an async run awaits it, as
+`create_agent` does; the per-call timeout is a wait (`graph.tooling.execution`).
 """
 
 from __future__ import annotations
@@ -39,23 +34,15 @@ from graph.nodes.tasks import idle, pending_calls
 from graph.protocols.text.prompts import truncate
 from graph.settings import AgentContext
 from graph.state import ActInput
-from graph.support import thread_loop
-from graph.support.blocking import run_sync
-from graph.tooling.awaited import async_only, awaits_sync_code
 from graph.tooling.execution import outputs, tool_node
 
 
 def make_act(b: Bindings) -> tuple[Any, Any]:
     def act_one(payload: ActInput, config: RunnableConfig, state: Any) -> Any:
-        task = Task(b, payload, config, sync_run=True)
+        task = Task(b, payload, config)
         if task.refused is not None:
             return task.refused
-        given = tool_input(task.call, state)
-        if task.awaited:
-            return task.written(thread_loop.run(task.node.ainvoke(given, config)))
-        if async_only(task.tools.get(task.call["name"])):  # from sync code in a running loop
-            return task.written(run_sync(lambda: task.node.ainvoke(given, config)))
-        return task.written(task.node.invoke(given, config))
+        return task.written(task.node.invoke(tool_input(task.call, state), config))
 
     async def aact_one(
         payload: ActInput, config: RunnableConfig, ctx: AgentContext, state: Any
@@ -127,23 +114,13 @@ class Task:
         payload: ActInput,
         config: RunnableConfig,
         ctx: AgentContext | None = None,
-        *,
-        sync_run: bool = False,
     ) -> None:
         self.payload = payload
         self.ctx, self.tools = _setup(b, ctx)
         self.call = _call(payload)
         early = _before(payload)
         self.refused = _written([{"messages": [early]}], payload, self.ctx, 0.0) if early else None
-        # a sync run awaits the call on its thread's loop where that runs the same code
-        self.awaited = (
-            early is None
-            and sync_run
-            and not b.tool_layers
-            and awaits_sync_code(self.tools.get(self.call["name"]))
-            and thread_loop.free()
-        )
-        self.node = _node(b, self.ctx, payload, self.tools, self.awaited) if early is None else None
+        self.node = _node(b, self.ctx, payload, self.tools) if early is None else None
         self.started = time.perf_counter()
         self.guarded = b.guarded
 
@@ -176,11 +153,10 @@ def _node(
     ctx: AgentContext,
     payload: ActInput,
     tools: dict[str, BaseTool],
-    awaited_by_sync_run: bool = False,
 ) -> Any:
     """The ToolNode for this run's tools and layers: the run's approval middleware (it applies
     a reviewer's edit and tells the model), then the user's tool wrappers, outermost first.
-    One a sync run awaits runs each tool's sync code. Right inside the approval middleware,
+    Right inside the approval middleware,
     `ApprovalCheck` sees each call as it will run (after a reviewer's edit) and holds the
     approval invariant and the crash marks (`graph.middleware.approval_check`)."""
     policy = tuple(sorted({*ctx.approve, *(payload.get("approve") or [])}))
@@ -195,7 +171,6 @@ def _node(
             ctx.tool_timeout,
             [layer.wrap_tool_call for layer in layers],
             [async_form(layer, "wrap_tool_call") for layer in layers],
-            sync_run=awaited_by_sync_run,
         )
 
     key = (
@@ -204,7 +179,6 @@ def _node(
         policy,
         ctx.approval_mode,
         ctx.tool_timeout,
-        awaited_by_sync_run,
     )
     return b.tool_nodes.get(key, make)
 

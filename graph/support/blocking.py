@@ -10,8 +10,6 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from graph.support import thread_loop
-
 T = TypeVar("T")
 
 
@@ -27,7 +25,9 @@ def run_sync(make_coroutine: Callable[[], Awaitable[T]]) -> T:
     async def main() -> T:
         return await make_coroutine()
 
-    if thread_loop.free():
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # no loop runs in this thread
         return asyncio.run(main())
     context = contextvars.copy_context()
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="react-agent-tool") as pool:

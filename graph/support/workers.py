@@ -1,14 +1,13 @@
 """Threads for work that must be waited for with a deadline but cannot be interrupted: a sync
-model stream, a sync tool. The caller stops waiting at its deadline; the thread finishes (or
+model call, a sync tool. The caller stops waiting at its deadline; the thread finishes (or
 not) on its own."""
 
 from __future__ import annotations
 
-import functools
 import queue
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import Any
 
 
@@ -49,21 +48,5 @@ class DaemonWorkers:
                 self._idle += 1
 
 
-class DaemonExecutor(ThreadPoolExecutor):
-    """An event loop's default executor whose jobs run on `DaemonWorkers`.
-
-    asyncio takes only a `ThreadPoolExecutor` as a loop's default executor, and that pool's own
-    threads are joined when the interpreter exits: one sync tool stuck past its deadline
-    (LangChain runs a sync tool's body there when it is awaited) would hang the exit. This
-    pool hands every job to daemon workers and never starts a thread of its own."""
-
-    def __init__(self, workers: DaemonWorkers) -> None:
-        super().__init__(max_workers=1, thread_name_prefix=workers.name)
-        self.workers = workers
-
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
-        return self.workers.submit(functools.partial(fn, *args, **kwargs))
-
-
-# Sync work the graph waits for with a deadline (a tool's function), shared by every path
+# Sync tool calls the graph waits for with a deadline, in sync and async runs
 BLOCKING = DaemonWorkers("react-agent-worker")

@@ -9,25 +9,34 @@ the middleware's `wrap_tool_call` layers. Around them:
   observation in a sentence the model can act on; interrupts pass through;
 - innermost, `bounded`: an unknown tool is named with the valid ones, the model's arguments are
   fitted to the schema (a plain string, a lone misnamed key, JSON text), and the call gets the
-  run's timeout.
+  run's timeout as a *wait*: a call past it is abandoned (its thread finishes, or not, alone)
+  and the run goes on with "Tool 'x' timed out after N s."; nothing is raised into the tool.
+
+Where a call runs: a sync run's call runs on a daemon worker the run waits for; an async run
+awaits the tool's coroutine, and a tool with only a function runs it on a daemon worker too, not
+on the loop's default executor (`asyncio.run` joins that executor's threads when it ends, so a
+tool stuck past its deadline would hold up the caller's exit, and a few would fill it). A tool
+with only a coroutine, in a sync run, is run to its end on a loop of its own there.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
+import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from langchain_core.messages import ToolMessage
-from langchain_core.tools import BaseTool
+from langchain_core.tools import BaseTool, StructuredTool, Tool
 from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
+from graph.support.blocking import run_sync
 from graph.support.workers import BLOCKING
-from graph.tooling.awaited import Forms, awaited_forms
 from graph.tooling.runner import ArgumentsError, coerce_arguments, describe_arguments, failure_text
 
 Result = ToolMessage | Command
@@ -42,20 +51,15 @@ def tool_node(
     timeout: float,
     layers: Sequence[Wrapper] = (),
     alayers: Sequence[AsyncWrapper] = (),
-    *,
-    sync_run: bool = False,
 ) -> ToolNode:
     """A ToolNode running `tools` through the middleware's layers (outermost first), between
-    the agent's guard and bounds. Awaited, a call runs the code its run expects, where that is
-    a sync function in the sync run's own thread or on a daemon worker
-    (`graph.tooling.awaited`); `sync_run` for a ToolNode a sync run awaits."""
+    the agent's guard and bounds."""
     names = [t.name for t in tools]
-    innermost = abounded(timeout, names, awaited_forms(tools, sync_run, timeout))
     return ToolNode(
         list(tools),
         handle_tool_errors=False,  # every failure reaches the layers, then the guard
-        wrap_tool_call=compose([guarded(timeout), *layers, bounded(timeout, names)]),
-        awrap_tool_call=acompose([aguarded(timeout), *alayers, innermost]),
+        wrap_tool_call=compose([guarded(timeout), *layers, bounded(timeout, names, tools)]),
+        awrap_tool_call=acompose([aguarded(timeout), *alayers, abounded(timeout, names, tools)]),
     )
 
 
@@ -140,11 +144,14 @@ def _fitted(request: ToolCallRequest, names: Sequence[str]) -> ToolCallRequest |
     return request.override(tool_call={**call, "args": fitted})
 
 
-def bounded(timeout: float, names: Sequence[str]) -> Wrapper:
+def bounded(timeout: float, names: Sequence[str], tools: Sequence[BaseTool] = ()) -> Wrapper:
+    forms = _forms(tools, sync_form)
+
     def bound(request: ToolCallRequest, execute: Execute) -> Result:
         fitted = _fitted(request, names)
         if isinstance(fitted, ToolMessage):
             return fitted
+        fitted = _in_form(fitted, forms)
         future = BLOCKING.submit(contextvars.copy_context().run, execute, fitted)
         try:
             return future.result(timeout)  # TimeoutError past the deadline; the thread is left
@@ -156,22 +163,73 @@ def bounded(timeout: float, names: Sequence[str]) -> Wrapper:
     return bound
 
 
-def abounded(
-    timeout: float,
-    names: Sequence[str],
-    forms: Forms | None = None,
-) -> AsyncWrapper:
+def abounded(timeout: float, names: Sequence[str], tools: Sequence[BaseTool] = ()) -> AsyncWrapper:
+    forms = _forms(tools, daemon_form)
+
     async def bound(request: ToolCallRequest, execute: AsyncExecute) -> Result:
         fitted = _fitted(request, names)
         if isinstance(fitted, ToolMessage):
             return fitted
-        tool, form = (forms or {}).get(fitted.tool_call["name"], (None, None))
-        if form is not None and fitted.tool is tool:
-            fitted = fitted.override(tool=form)
         async with asyncio.timeout(timeout):  # in this task: no task of its own per call
-            return await execute(fitted)
+            return await execute(_in_form(fitted, forms))
 
     return bound
+
+
+Forms = dict[str, tuple[BaseTool, BaseTool]]  # name -> (the tool, the form run instead)
+
+
+def _forms(tools: Sequence[BaseTool], form: Callable[[BaseTool], BaseTool | None]) -> Forms:
+    pairs = {tool.name: (tool, form(tool)) for tool in tools}
+    return {name: (tool, other) for name, (tool, other) in pairs.items() if other is not None}
+
+
+def _in_form(request: ToolCallRequest, forms: Forms) -> ToolCallRequest:
+    tool, form = forms.get(request.tool_call["name"], (None, None))
+    return request.override(tool=form) if form is not None and request.tool is tool else request
+
+
+_FUNCTION_TOOLS = (StructuredTool._run, Tool._run)
+_MANAGERS = {"callbacks", "run_manager"}
+
+
+def daemon_form(tool: BaseTool) -> BaseTool | None:
+    """A function tool with only a function, whose coroutine runs that function on daemon
+    workers (see the module's docstring). None for any other tool, and for a function that
+    takes LangChain's callback managers (awaited, it would be handed the async ones)."""
+    func = getattr(tool, "func", None)
+    if type(tool)._run not in _FUNCTION_TOOLS or func is None or tool.coroutine is not None:
+        return None
+    if _MANAGERS & set(_parameters(func)):
+        return None
+
+    @functools.wraps(func)
+    async def run(*args: Any, **kwargs: Any) -> Any:
+        call = functools.partial(contextvars.copy_context().run, func, *args, **kwargs)
+        return await asyncio.wrap_future(BLOCKING.submit(call))
+
+    return tool.model_copy(update={"coroutine": run})
+
+
+def sync_form(tool: BaseTool) -> BaseTool | None:
+    """A function tool with only a coroutine, whose function runs that coroutine to its end
+    (`graph.support.blocking.run_sync`), so a sync run can call it. None for any other tool."""
+    coroutine = getattr(tool, "coroutine", None)
+    if type(tool)._run not in _FUNCTION_TOOLS or tool.func is not None or coroutine is None:
+        return None
+
+    @functools.wraps(coroutine)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        return run_sync(lambda: coroutine(*args, **kwargs))
+
+    return tool.model_copy(update={"func": run})
+
+
+def _parameters(func: Callable[..., Any]) -> Sequence[str]:
+    try:
+        return list(inspect.signature(func).parameters)
+    except (TypeError, ValueError):  # a callable without a signature: pass it nothing extra
+        return []
 
 
 def outputs(result: Any) -> list[Any]:

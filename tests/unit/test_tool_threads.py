@@ -1,10 +1,9 @@
 """Which code a tool call runs and on which thread (`graph.nodes.act`,
-`graph.tooling.awaited`): a sync run awaits ToolNode's async path on the thread's own loop
-where that runs the same code, else takes ToolNode's sync path; either way the tool's own sync
-code in a sync run (in place in the main thread, on a daemon worker elsewhere), the user's
-sync hooks, and a deadline that holds. In an async run a tool's function runs on a daemon
-worker, not on the caller's loop's executor. `tests/unit/test_outside_the_loop.py` checks the
-function run in place."""
+`graph.tooling.execution`): one path per call, ToolNode's, as `create_agent` runs it. A sync run
+calls the tool's sync code (a coroutine-only tool is run to its end), on a worker it waits for
+with the deadline; an async run awaits the tool's coroutine, and a tool with only a function
+runs it on a daemon worker, not on the caller's loop's executor. Either way a call stuck past
+its deadline is abandoned and the run goes on."""
 
 from __future__ import annotations
 
@@ -21,7 +20,6 @@ from langchain.agents.middleware import AgentMiddleware
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.prebuilt import tool_node as tool_node_module
 
 from graph import build_graph
 from tests.support.scripted_model import ScriptedChatModel, action, answer, calls, tool_call
@@ -37,26 +35,12 @@ def observation(out: dict[str, Any]) -> str:
     return out["steps"][0]["observation"]
 
 
-def refuse_tool_nodes_sync_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fail a test whose run takes ToolNode's sync path (its executor: a thread per call)."""
-
-    def refuse(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("ToolNode's sync path ran")
-
-    monkeypatch.setattr(tool_node_module, "get_executor_for_config", refuse)
-
-
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-@pytest.mark.parametrize(
-    ("caller", "ran_on"),
-    [("main thread", (False, True)), ("other thread", (True, False))],
-)
-def test_a_sync_tool_in_a_sync_run_runs_without_a_thread_per_call(
-    protocol: str, caller: str, ran_on: tuple[bool, bool], monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("caller", ["main thread", "other thread"])
+def test_a_sync_tool_in_a_sync_run_runs_its_function_on_a_daemon_worker(
+    protocol: str, caller: str
 ) -> None:
-    """In the main thread the function runs in place (its deadline a timer signal); in any
-    other thread, on a daemon worker that is reused."""
-    refuse_tool_nodes_sync_path(monkeypatch)
+    """Never in the run's own thread: the run waits for it with the deadline."""
     seen: list[tuple[bool, bool]] = []
 
     @tool
@@ -79,15 +63,13 @@ def test_a_sync_tool_in_a_sync_run_runs_without_a_thread_per_call(
         out = runs[0]
     assert out["status"] == "answered"
     assert [s["observation"] for s in out["steps"][:3]] == ["ran 0", "ran 1", "ran 2"]
-    assert seen == [ran_on] * 3
+    assert seen == [(True, False)] * 3
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_an_async_only_tool_in_a_sync_run_keeps_one_loop(protocol: str) -> None:
-    loops: list[asyncio.AbstractEventLoop] = []
-
+def test_an_async_only_tool_in_a_sync_run_is_run_to_its_end(protocol: str) -> None:
     async def note(text: str) -> str:
-        loops.append(asyncio.get_running_loop())
+        await asyncio.sleep(0)
         return f"noted {text}"
 
     noting = StructuredTool.from_function(coroutine=note, name="note", description="Note it.")
@@ -95,18 +77,14 @@ def test_an_async_only_tool_in_a_sync_run_keeps_one_loop(protocol: str) -> None:
     agent = agent_for(protocol, [noting], [*script, answer(protocol, "ok")])
     out = agent.invoke({"messages": [("user", "go")]})
     assert [s["observation"] for s in out["steps"][:2]] == ["noted a", "noted b"]
-    assert len(loops) == 2 and loops[0] is loops[1]
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_a_tool_with_a_function_and_a_coroutine_runs_the_runs_own_form(
-    mode: str, monkeypatch: pytest.MonkeyPatch
+    mode: str,
 ) -> None:
-    refuse_tool_nodes_sync_path(monkeypatch)  # a sync run awaits its sync function too
-
     def shout_sync(text: str) -> str:
-        # in place in a sync run's main thread; on a daemon worker in an async run
-        assert (threading.current_thread() is threading.main_thread()) is (mode == "sync")
+        assert threading.current_thread().daemon  # a worker the run waits for
         return f"sync {text}"
 
     async def shout_async(text: str) -> str:
