@@ -24,7 +24,7 @@ window for the reply. `context_share=0` turns this off.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from langchain.agents.middleware import ClearToolUsesEdit, ModelRequest, ModelResponse
@@ -115,32 +115,18 @@ def run_start(messages: Sequence[BaseMessage], question_id: str | None = None) -
     return max((i for i, x in enumerate(messages) if m.is_user_message(x)), default=None)
 
 
-def counter() -> Callable[[Sequence[BaseMessage]], int]:
-    """`estimated_tokens` that measures each message once, for one fitting: the edits count the
-    whole request again after each change (every message lives through the fitting)."""
-    sizes: dict[int, int] = {}
-
-    def count(items: Sequence[BaseMessage]) -> int:
-        return sum(
-            sizes.get(id(x)) or sizes.setdefault(id(x), estimated_tokens([x])) for x in items
-        )
-
-    return count
-
-
 def cleared(messages: Sequence[BaseMessage], budget: int) -> list[BaseMessage]:
     """The messages with old tool results cleared, oldest first, until they fit `budget`; the
     newest `KEEP_RESULTS` stay while clearing the others is enough, then all but the last."""
     out = list(messages)  # the edit replaces cleared messages by copies, never in place
-    count = counter()
     for keep in (KEEP_RESULTS, 1):
-        over = count(out) - budget
+        over = estimated_tokens(out) - budget
         if over <= 0:
             break
         edit = ClearToolUsesEdit(
             trigger=budget, clear_at_least=over, keep=keep, placeholder=CLEARED
         )
-        edit.apply(out, count_tokens=count)
+        edit.apply(out, count_tokens=estimated_tokens)
     return out
 
 
@@ -182,7 +168,6 @@ def condensed(run: list[BaseMessage], budget: int, *, with_question: bool) -> li
     does not fit are its oldest lines left out, and the note says how many."""
     head, pieces = (run[:1], units(run[1:])) if with_question else ([], units(run))
     lines = [[_line(call) for call in _calls(piece)] for piece in pieces]
-    count = counter()  # the steps' messages live through this; each note is measured anew
 
     def note(listed: list[str], left_out: int) -> list[BaseMessage]:
         said = [f"({left_out} earlier calls left out)"] if left_out else []
@@ -194,7 +179,10 @@ def condensed(run: list[BaseMessage], budget: int, *, with_question: bool) -> li
 
     def fits(split: int, shown: list[str], left_out: int) -> bool:
         kept = [*head, *(x for piece in pieces[split:] for x in piece)]
-        return count(kept) + (estimated_tokens(note(shown, left_out)) if split else 0) <= budget
+        return (
+            estimated_tokens(kept) + (estimated_tokens(note(shown, left_out)) if split else 0)
+            <= budget
+        )
 
     last = max(len(pieces) - 1, 0)
     split = next((at for at in range(last) if fits(at, listed(at), 0)), last)
