@@ -45,6 +45,7 @@ from graph.settings import EMBEDDED_DEFAULTS
 
 if TYPE_CHECKING:
     from graph.models.local.completion import LocalCompletionModel
+    from graph.models.local.engine import LocalEngine
     from graph.models.local.server import LocalServer
 
 # The embedded model's run policies, declared with the settings (graph.settings, each field's
@@ -55,6 +56,8 @@ RUN_DEADLINE: float = EMBEDDED_DEFAULTS["run_timeout"]
 QUOTED_ANSWERS: bool = EMBEDDED_DEFAULTS["quoted_answers"]
 
 _LAZY = {
+    "IN_PROCESS_URL": "graph.models.local.engine",
+    "LocalEngine": "graph.models.local.engine",
     "LocalServer": "graph.models.local.server",
     "local_server": "graph.models.local.server",
     "stop_local_server": "graph.models.local.server",
@@ -91,6 +94,7 @@ __all__ = [
     "ANSWER_AFTER",
     "GEMMA_FORMAT",
     "GGUF_VARIABLE",
+    "IN_PROCESS_URL",
     "MODEL_NAME",
     "PACKAGED_MODELS",
     "QUOTED_ANSWERS",
@@ -98,6 +102,7 @@ __all__ = [
     "STEP_TOKENS",
     "SWITCH_VARIABLE",
     "LocalCompletionModel",
+    "LocalEngine",
     "LocalModelError",
     "LocalModelRequestError",
     "LocalServer",
