@@ -79,7 +79,7 @@ def __getattr__(name: str) -> Any:
 
 
 def chat_model(
-    server: LocalServer | str, tools: list[Any] | None = None, **options: Any
+    server: LocalServer | LocalEngine | str, tools: list[Any] | None = None, **options: Any
 ) -> LocalCompletionModel:
     """The model for a local server (or any llama.cpp server's base URL): `LocalCompletionModel`
     with these options (`prompt_mode`, `examples`, `max_tokens`, `timeout`, ...); `tools` are
