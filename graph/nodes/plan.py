@@ -26,8 +26,7 @@ from graph.nodes.bindings import Bindings
 from graph.nodes.finish import closing_update
 from graph.nodes.model_call import ReplyTooLong
 from graph.nodes.turn import new_turn
-from graph.protocols import conversation, system_message
-from graph.protocols.native import DEFAULT_INSTRUCTIONS
+from graph.protocols import conversation
 from graph.redaction import redact
 from graph.settings import AgentContext
 from graph.state import AgentState
@@ -104,7 +103,7 @@ def prepare(b: Bindings, state: AgentState) -> Plan:
     plan.request = ModelRequest(  # the loop policies (graph/policies) shape it in the chain
         model=model,
         messages=messages,
-        system_message=system_message(ctx.system_prompt or DEFAULT_INSTRUCTIONS),
+        system_message=b.system_message_for(ctx),
         tools=list(tools),
         state=seen,
         runtime=runtime,

@@ -93,6 +93,27 @@ def test_a_system_message_keeps_its_content(protocol: str) -> None:
             assert sent.text.startswith("Be brief.\n\n")
 
 
+def test_middleware_sees_the_callers_system_message() -> None:
+    """A `wrap_model_call` reads `request.system_message` as create_agent hands it over: the
+    caller's message itself, content blocks and all."""
+    from langchain.agents.middleware import wrap_model_call
+
+    seen: list[Any] = []
+
+    @wrap_model_call
+    def look(request: Any, handler: Any) -> Any:
+        seen.append(request.system_message)
+        return handler(request)
+
+    blocks = [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}]
+    model = ScriptedChatModel([answer("native", "done")])
+    agent = build_graph(
+        model, [echo], protocol="native", system_prompt=SystemMessage(blocks), middleware=[look]
+    )
+    agent.invoke(QUESTION)
+    assert [m.content for m in seen] == [blocks]
+
+
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_a_run_context_system_prompt_still_wins(protocol: str) -> None:
     model = ScriptedChatModel([answer(protocol, "done")])
