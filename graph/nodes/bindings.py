@@ -215,12 +215,15 @@ class Bindings:
                 *provider_tools,
                 *(t for t in self.provider_tools if t not in provider_tools),
             ]
-            if protocol == "native" and (provider or tool_choice is not None):
+            strict = protocol == "native" and _strict_schema_mode(chat_model, options)
+            if protocol == "native" and (provider or tool_choice is not None or strict):
                 listed = [*tools, *provider]
-                bound = (
-                    chat_model.bind_tools(listed, tool_choice=tool_choice) if listed else chat_model
-                )
-                return bound.bind(**options) if options else bound
+                if not listed:
+                    return chat_model.bind(**options)
+                # a provider's JSON-schema mode wants strict tools, as create_agent binds them
+                extra = {"strict": True, **options} if strict else {}
+                bound = chat_model.bind_tools(listed, tool_choice=tool_choice, **extra)
+                return bound if strict or not options else bound.bind(**options)
             return protocols.bind(chat_model, protocol, tools, **options)
 
         if model is not None or provider_tools or tool_choice is not None or settings:
@@ -256,3 +259,14 @@ def as_tool(given: Any) -> BaseTool:
         f"A tool must be a LangChain tool, a function or a provider tool's dict; got "
         f"{type(given).__name__}."
     )
+
+
+def _strict_schema_mode(model: BaseChatModel, options: Mapping[str, Any]) -> bool:
+    """A request in a provider's JSON-schema mode (`response_format`) to an OpenAI-compatible
+    chat model outside the Responses API: its tools must be bound strict, or langchain-openai
+    refuses to parse the reply (`create_agent` binds them so for the same reason)."""
+    if "response_format" not in options:
+        return False
+    from langchain_openai.chat_models.base import BaseChatOpenAI  # only where it can apply
+
+    return isinstance(model, BaseChatOpenAI) and not getattr(model, "use_responses_api", False)

@@ -11,10 +11,6 @@ under `asyncio.timeout`, the sync form on a daemon worker the run stops waiting 
 raised into the client's code: a call past its deadline is abandoned, never interrupted. The
 run's own deadline is checked between steps (`graph.policies.run_deadline`). The reply cap is
 checked on the whole reply.
-
-One exception, until the binding marks the tools strict as `create_agent` does: a call bound
-with a provider's JSON-schema mode (`response_format`) is streamed, since langchain-openai's
-whole-reply path parses it only with strict tools (`_whole`).
 """
 
 from __future__ import annotations
@@ -27,12 +23,10 @@ from typing import Any
 
 from langchain_core.messages import (
     AIMessage,
-    AIMessageChunk,
     BaseMessage,
     BaseMessageChunk,
     message_chunk_to_message,
 )
-from langchain_core.messages.ai import add_ai_message_chunks
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from graph.support.workers import DaemonWorkers
@@ -53,10 +47,7 @@ async def acall_model(
     """The model's whole reply, or TimeoutError / ReplyTooLong."""
     try:
         async with asyncio.timeout(timeout):
-            if _streamed(runnable):
-                reply = _merged([chunk async for chunk in runnable.astream(list(messages), config)])
-            else:
-                reply = await runnable.ainvoke(list(messages), config)
+            reply = await runnable.ainvoke(list(messages), config)
     except TimeoutError:
         raise TimeoutError(f"no complete reply within {timeout:g} s") from None
     return capped(as_message(reply), max_chars)
@@ -73,7 +64,7 @@ def call_model(
     """The sync form: a sync HTTP read cannot be interrupted, so the call runs on a daemon
     worker and the run waits for it until the deadline (the worker finishes, or not, alone)."""
     call = contextvars.copy_context().run
-    future = _CALLERS.submit(call, _whole, runnable, list(messages), config)
+    future = _CALLERS.submit(call, runnable.invoke, list(messages), config)
     try:
         reply = future.result(timeout)
     except concurrent.futures.TimeoutError:
@@ -86,31 +77,6 @@ def call_model(
 
 
 _CALLERS = DaemonWorkers("model-call")
-
-
-def _whole(runnable: Runnable, messages: list[BaseMessage], config: RunnableConfig | None) -> Any:
-    if _streamed(runnable):
-        return _merged(list(runnable.stream(messages, config)))
-    return runnable.invoke(messages, config)
-
-
-def _streamed(runnable: Runnable) -> bool:
-    """A binding with a provider's JSON-schema mode: langchain-openai's `invoke` parses it with
-    the provider's parser, which refuses tools not bound strict (`create_agent` binds them
-    strict; this graph's binding does not yet), while its stream reads it as text."""
-    return bool((getattr(runnable, "kwargs", None) or {}).get("response_format"))
-
-
-def _merged(chunks: list[Any]) -> Any:
-    if not chunks:
-        return None
-    first, *rest = chunks
-    if isinstance(first, AIMessageChunk) and all(isinstance(c, AIMessageChunk) for c in rest):
-        return add_ai_message_chunks(first, *rest) if rest else first
-    merged = first
-    for chunk in rest:
-        merged = merged + chunk
-    return merged
 
 
 def capped(reply: AIMessage, max_chars: int) -> AIMessage:
