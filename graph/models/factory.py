@@ -188,7 +188,7 @@ def describe_failure(exc: BaseException, ctx: AgentContext, *, secret: str | Non
     (the SDK's errors carry their request): after fallbacks, the last one tried, not the run's
     primary. An error that carries no request names the run's configured endpoint."""
     where = (
-        "the embedded local model server"
+        "the embedded local model"
         if wants_local(ctx)
         else "the model endpoint {} (model {!r})".format(*failed_at(exc, ctx))
     )

@@ -22,22 +22,22 @@ from graph.caller_schemas import settings_part
 from graph.lru import LRU
 from graph.middleware.chain import model_layers, tool_layers
 from graph.models import factory
-from graph.models import local as embedded
 from graph.policies import loop_policies
 from graph.protocols.native import DEFAULT_INSTRUCTIONS
 from graph.protocols.text.grammar import grammar_for, request_options, use_grammar
 from graph.protocols.text.observations import quotable_lines
-from graph.settings import ENV_VARS, AgentContext, ConfigError, resolve_run_context
+from graph.settings import (
+    EMBEDDED_DEFAULTS,
+    ENV_VARS,
+    AgentContext,
+    ConfigError,
+    resolve_run_context,
+)
 from graph.state import LOOP_KEYS
 from graph.steps import latest_observations, run_messages
 
 # The embedded model is small and slow: it gets bounds of its own unless the operator set them.
-LOCAL_DEFAULTS = {
-    "run_timeout": embedded.RUN_DEADLINE,
-    "max_tokens": embedded.STEP_TOKENS,
-    "answer_after": embedded.ANSWER_AFTER,
-    "quoted_answers": embedded.QUOTED_ANSWERS,
-}
+LOCAL_DEFAULTS = dict(EMBEDDED_DEFAULTS)  # declared once, with the settings
 
 _ENV_NAMES = frozenset(ENV_VARS.values())
 
