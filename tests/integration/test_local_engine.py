@@ -57,3 +57,39 @@ def test_what_llama_cpp_refuses_is_a_400_and_a_deadline_ends_a_call() -> None:
     assert lines[1].startswith("400 HTTP 400: Requested tokens"), lines
     assert lines[2].startswith("timeout llama.cpp did not answer within 0.3 s"), lines
     assert lines[3] == "still answers True", lines
+
+
+AFTER_AN_ENGINE = textwrap.dedent(
+    """
+    import gc
+
+    import llama_cpp
+
+    from graph.models.local import model_path
+    from graph.models.local.engine import LocalEngine
+
+    engine = LocalEngine(progress=None).start()
+    engine.stop()
+    del engine
+    gc.collect()
+    params = llama_cpp.llama_model_default_params()
+    params.vocab_only = True  # llama.cpp logs while it loads: through the engine's callback
+    model = llama_cpp.llama_model_load_from_file(str(model_path(None)).encode(), params)
+    print("loaded", bool(model))
+    """
+)
+
+
+def test_llama_cpp_can_log_after_an_engine_is_gone() -> None:
+    """llama.cpp keeps its log callback's address for the life of the process: an engine that
+    was stopped and collected must not leave it pointing at freed memory (the next model load
+    in the process crashed)."""
+    done = subprocess.run(
+        [sys.executable, "-c", AFTER_AN_ENGINE],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines()[-1] == "loaded True"

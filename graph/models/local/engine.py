@@ -150,14 +150,9 @@ class LocalEngine:
                 "(uv sync --extra local)."
             ) from None
         # llama.cpp's log goes to a bounded buffer, shown when a load fails, not to stderr.
-        self._log_callback = llama_cpp.llama_log_callback(self._on_log)
-        llama_cpp.llama_log_set(self._log_callback, None)
+        _log_into(llama_cpp, self.log)
         self._llama = llama_cpp
         return llama_cpp
-
-    def _on_log(self, _level: int, text: bytes, _user_data: Any) -> None:
-        with contextlib.suppress(Exception):
-            self.log.append(text.decode("utf-8", "replace"))
 
     def stop(self) -> None:
         """Free the model (also at exit); idempotent."""
@@ -342,6 +337,26 @@ def _until(deadline: float) -> Any:
         return time.monotonic() > deadline
 
     return past
+
+
+# llama.cpp's log callback is one per process and llama.cpp keeps its address for good: it is
+# made once and never freed (a callback owned by an engine that was collected crashed the next
+# model load in this process), and it writes into the log of the engine that loaded last.
+_LOG: dict[str, Any] = {"callback": None, "into": None}
+
+
+def _log_into(llama_cpp: Any, log: deque[str]) -> None:
+    if _LOG["callback"] is None:
+        _LOG["callback"] = llama_cpp.llama_log_callback(_on_log)
+        llama_cpp.llama_log_set(_LOG["callback"], None)
+    _LOG["into"] = log
+
+
+def _on_log(_level: int, text: bytes, _user_data: Any) -> None:
+    into = _LOG["into"]
+    if into is not None:
+        with contextlib.suppress(Exception):
+            into.append(text.decode("utf-8", "replace"))
 
 
 def import_llama() -> Any:
