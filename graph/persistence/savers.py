@@ -98,7 +98,7 @@ def sqlite_path(url: str) -> Path:
     return path
 
 
-def _sqlite_file(url: str) -> Path:
+def sqlite_file(url: str) -> Path:
     """The SQLite file, created 0600 if new (SQLite gives its -wal/-shm files the same mode).
     A store this process cannot write (its file, or the folder its -wal and -shm files go in)
     is one sentence saying so, before SQLite fails on it half way through a command."""
@@ -164,7 +164,7 @@ def _setup_timeout() -> ConfigError:
 
 
 @contextmanager
-def _setup_lock(url: str) -> Iterator[None]:
+def setup_lock(url: str) -> Iterator[None]:
     import psycopg
 
     with psycopg.connect(url, autocommit=True, **connect_options(url)) as guard:
@@ -177,7 +177,7 @@ def _setup_lock(url: str) -> Iterator[None]:
 
 
 @asynccontextmanager
-async def _async_setup_lock(url: str) -> AsyncIterator[None]:
+async def async_setup_lock(url: str) -> AsyncIterator[None]:
     import psycopg
 
     options = connect_options(url)
@@ -240,6 +240,55 @@ def _postgres_errors() -> tuple[type[BaseException], ...]:
 
 
 @contextmanager
+def postgres_connection(url: str) -> Iterator[Any]:
+    """A connection as the savers and stores use one (autocommit, no prepared statements, dict
+    rows), closed on the way out; failing to connect is one sentence with no password."""
+    import psycopg
+
+    try:
+        conn = psycopg.connect(url, **_connection_options(url))
+    except Exception as exc:
+        raise _postgres_error(url, exc) from None
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+@asynccontextmanager
+async def apostgres_connection(url: str) -> AsyncIterator[Any]:
+    """The async form of `postgres_connection`."""
+    import psycopg
+
+    try:
+        conn = await psycopg.AsyncConnection.connect(url, **_connection_options(url))
+    except Exception as exc:
+        raise _postgres_error(url, exc) from None
+    try:
+        yield conn
+    finally:
+        await conn.close()
+
+
+def _connection_options(url: str) -> dict[str, Any]:
+    from psycopg.rows import dict_row
+
+    options = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+    return {**options, **connect_options(url)}
+
+
+@contextmanager
+def set_up(url: str) -> Iterator[None]:
+    """Setting up tables: a failure other than our own sentence becomes one, no password."""
+    try:
+        yield
+    except ConfigError:
+        raise
+    except Exception as exc:
+        raise _postgres_error(url, exc) from None
+
+
+@contextmanager
 def open_saver(url: str | None = None) -> Iterator[BaseCheckpointSaver]:
     """A sync saver for the URL (default: the SQLite file under the state folder)."""
     url = url or default_url()
@@ -251,7 +300,7 @@ def open_saver(url: str | None = None) -> Iterator[BaseCheckpointSaver]:
     elif kind == "sqlite":
         from langgraph.checkpoint.sqlite import SqliteSaver
 
-        path = _sqlite_file(url)
+        path = sqlite_file(url)
         conn = sqlite3.connect(str(path), check_same_thread=False)
         try:
             saver = guarded(SqliteSaver)(conn, serde=compressed_serde())
@@ -260,35 +309,15 @@ def open_saver(url: str | None = None) -> Iterator[BaseCheckpointSaver]:
         finally:
             conn.close()
     else:
-        import psycopg
         from langgraph.checkpoint.postgres import PostgresSaver
-        from psycopg.rows import dict_row
 
-        try:
-            conn = psycopg.connect(
-                url,
-                autocommit=True,
-                prepare_threshold=0,
-                row_factory=dict_row,
-                **connect_options(url),
-            )
-        except Exception as exc:
-            raise _postgres_error(url, exc) from None
-        try:
+        with postgres_connection(url) as conn:
             saver = guarded(PostgresSaver)(conn, serde=compressed_serde())
-            saver.configure_guard(postgres_label(url), _postgres_errors(), url_secrets(url))
-            with _setup_lock(url):
-                saver.setup()
-        except ConfigError:
-            conn.close()
-            raise
-        except Exception as exc:
-            conn.close()
-            raise _postgres_error(url, exc) from None
-        try:
+            with set_up(url):
+                saver.configure_guard(postgres_label(url), _postgres_errors(), url_secrets(url))
+                with setup_lock(url):
+                    saver.setup()
             yield saver
-        finally:
-            conn.close()
 
 
 @asynccontextmanager
@@ -304,38 +333,18 @@ async def open_async_saver(url: str | None = None) -> AsyncIterator[BaseCheckpoi
         import aiosqlite
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-        path = _sqlite_file(url)
+        path = sqlite_file(url)
         async with aiosqlite.connect(str(path)) as conn:
             saver = guarded(AsyncSqliteSaver)(conn, serde=compressed_serde())
             saver.configure_guard(sqlite_label(path), (sqlite3.Error,))
             yield saver
     else:
-        import psycopg
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-        from psycopg.rows import dict_row
 
-        try:
-            conn = await psycopg.AsyncConnection.connect(
-                url,
-                autocommit=True,
-                prepare_threshold=0,
-                row_factory=dict_row,
-                **connect_options(url),
-            )
-        except Exception as exc:
-            raise _postgres_error(url, exc) from None
-        try:
+        async with apostgres_connection(url) as conn:
             saver = guarded(AsyncPostgresSaver)(conn, serde=compressed_serde())
-            saver.configure_guard(postgres_label(url), _postgres_errors(), url_secrets(url))
-            async with _async_setup_lock(url):
-                await saver.setup()
-        except ConfigError:
-            await conn.close()
-            raise
-        except Exception as exc:
-            await conn.close()
-            raise _postgres_error(url, exc) from None
-        try:
+            with set_up(url):
+                saver.configure_guard(postgres_label(url), _postgres_errors(), url_secrets(url))
+                async with async_setup_lock(url):
+                    await saver.setup()
             yield saver
-        finally:
-            await conn.close()

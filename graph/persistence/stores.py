@@ -16,13 +16,14 @@ from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 from graph.persistence.savers import (
-    _async_setup_lock,
-    _postgres_error,
-    _setup_lock,
-    _sqlite_file,
-    connect_options,
+    apostgres_connection,
+    async_setup_lock,
     default_url,
     kind_of,
+    postgres_connection,
+    set_up,
+    setup_lock,
+    sqlite_file,
 )
 
 
@@ -38,7 +39,7 @@ def open_store(url: str | None = None) -> Iterator[Any]:
     elif kind == "sqlite":
         from langgraph.store.sqlite import SqliteStore
 
-        path = _sqlite_file(url)
+        path = sqlite_file(url)
         conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
         try:
             store = SqliteStore(conn)
@@ -47,31 +48,13 @@ def open_store(url: str | None = None) -> Iterator[Any]:
         finally:
             conn.close()
     else:
-        import psycopg
         from langgraph.store.postgres import PostgresStore
-        from psycopg.rows import dict_row
 
-        try:
-            conn = psycopg.connect(
-                url,
-                autocommit=True,
-                prepare_threshold=0,
-                row_factory=dict_row,
-                **connect_options(url),
-            )
-        except Exception as exc:
-            raise _postgres_error(url, exc) from None
-        try:
+        with postgres_connection(url) as conn:
             store = PostgresStore(conn)
-            with _setup_lock(url):
+            with set_up(url), setup_lock(url):
                 store.setup()
-        except Exception as exc:
-            conn.close()
-            raise _postgres_error(url, exc) from None
-        try:
             yield store
-        finally:
-            conn.close()
 
 
 @asynccontextmanager
@@ -87,34 +70,17 @@ async def open_async_store(url: str | None = None) -> AsyncIterator[Any]:
         import aiosqlite
         from langgraph.store.sqlite.aio import AsyncSqliteStore
 
-        path = _sqlite_file(url)
+        path = sqlite_file(url)
         async with aiosqlite.connect(str(path), isolation_level=None) as conn:
             store = AsyncSqliteStore(conn)
             await store.setup()
             yield store
     else:
-        import psycopg
         from langgraph.store.postgres.aio import AsyncPostgresStore
-        from psycopg.rows import dict_row
 
-        try:
-            conn = await psycopg.AsyncConnection.connect(
-                url,
-                autocommit=True,
-                prepare_threshold=0,
-                row_factory=dict_row,
-                **connect_options(url),
-            )
-        except Exception as exc:
-            raise _postgres_error(url, exc) from None
-        try:
+        async with apostgres_connection(url) as conn:
             store = AsyncPostgresStore(conn)
-            async with _async_setup_lock(url):
-                await store.setup()
-        except Exception as exc:
-            await conn.close()
-            raise _postgres_error(url, exc) from None
-        try:
+            with set_up(url):
+                async with async_setup_lock(url):
+                    await store.setup()
             yield store
-        finally:
-            await conn.close()
