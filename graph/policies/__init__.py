@@ -31,10 +31,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from langchain.agents.middleware import AgentMiddleware
 
-    from graph.nodes.bindings import Bindings
+    from graph.policies.base import AgentHost
 
 
-def loop_policies(b: Bindings) -> list[AgentMiddleware]:
+def loop_policies(b: AgentHost) -> list[AgentMiddleware]:
     """The policies, outermost first, for one compiled graph."""
     from graph.policies.answer_budget import AnswerBudget
     from graph.policies.base import fused

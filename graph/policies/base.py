@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, Protocol
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 
@@ -14,6 +14,27 @@ from graph.settings import AgentContext
 # resolving the run context again (every policy, every step).
 RUN_SETTINGS: ContextVar[AgentContext | None] = ContextVar("react_agent_settings", default=None)
 
+
+class AgentHost(Protocol):
+    """What the policies read from the graph that hosts them (`graph.nodes.bindings.Bindings`),
+    named here so the policies need no import of the layer above them."""
+
+    response_format: Any
+
+    def context(self, run_context: Any, *, read_env: bool = True) -> AgentContext: ...
+
+    def is_local(self, ctx: AgentContext) -> bool: ...
+
+    def quotes(
+        self,
+        ctx: AgentContext,
+        protocol: str,
+        local: bool,
+        messages: Sequence[Any],
+        question_id: str | None = None,
+    ) -> Any: ...
+
+
 Handler = Callable[[ModelRequest], ModelResponse]
 AsyncHandler = Callable[[ModelRequest], Awaitable[ModelResponse]]
 
@@ -22,7 +43,7 @@ class LoopPolicy(AgentMiddleware):
     """A policy with one decision per model call: `shaped` returns the request to send, or
     the response to give instead of calling the model. The sync and async forms share it."""
 
-    def __init__(self, bindings: Any) -> None:
+    def __init__(self, bindings: AgentHost) -> None:
         super().__init__()
         self.bindings = bindings
 
