@@ -22,7 +22,6 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from langgraph.checkpoint.base import BaseCheckpointSaver
     from langgraph.types import StateSnapshot
 
 AGENT_MARK = "react_agent"  # response_metadata key on the agent's own notes to the model
@@ -212,53 +211,3 @@ def _message_dict(message: Any) -> dict[str, Any]:
         if value:
             data[key] = value
     return data
-
-
-class _Lenient:
-    """A serializer that reads what it can and turns an unreadable blob into None, so one
-    damaged checkpoint does not hide every other thread while the store is scanned."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.failures = 0
-
-    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
-        return self.inner.dumps_typed(obj)
-
-    def loads_typed(self, data: tuple[str, bytes]) -> Any:
-        try:
-            return self.inner.loads_typed(data)
-        except Exception:
-            self.failures += 1
-            return None
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-
-async def thread_ids(saver: BaseCheckpointSaver, limit: int) -> list[tuple[str, str | None]]:
-    """Up to `limit` thread ids with the time of their latest checkpoint, newest first.
-
-    The ids come from the store's index (`threads.athread_ids`: no checkpoint decoded), then
-    each thread's latest checkpoint is read for its time only, leniently (`serde` is the
-    saver's public serializer attribute, restored afterwards), so a damaged thread still
-    lists; reading a thread's state for real is left to the caller, one thread at a time.
-    The cost is per thread, not per checkpoint: a long thread does not slow the listing.
-    """
-    from graph.persistence.threads import athread_ids
-
-    ids = await athread_ids(saver, limit)
-    strict = saver.serde
-    saver.serde = _Lenient(strict)  # type: ignore[assignment]
-    found: list[tuple[str, str | None]] = []
-    try:
-        for thread in ids:
-            try:
-                item = await saver.aget_tuple({"configurable": {"thread_id": thread}})
-            except Exception:  # an unreadable row: listed without a time, read later
-                item = None
-            checkpoint = item.checkpoint if item and isinstance(item.checkpoint, dict) else {}
-            found.append((thread, checkpoint.get("ts")))
-    finally:
-        saver.serde = strict
-    return found

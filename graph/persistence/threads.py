@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graph.persistence.errors import PersistenceError, StoreError
+from graph.persistence.history import last_question
 from graph.redaction import redact
 
 _NEWEST = (
@@ -119,8 +120,55 @@ def thread_ids(saver: Any, limit: int) -> list[str]:
     raise TypeError(f"cannot list the threads of a {type(saver).__name__}")
 
 
+class _Lenient:
+    """A serializer that reads what it can and turns an unreadable blob into None, so one
+    damaged checkpoint does not hide every other thread while the store is scanned."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.failures = 0
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        return self.inner.dumps_typed(obj)
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        try:
+            return self.inner.loads_typed(data)
+        except Exception:
+            self.failures += 1
+            return None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+async def athread_times(saver: Any, limit: int) -> list[tuple[str, str | None]]:
+    """Up to `limit` thread ids with the time of their latest checkpoint, newest first.
+
+    The ids come from the store's index (`athread_ids`: no checkpoint decoded), then
+    each thread's latest checkpoint is read for its time only, leniently (`serde` is the
+    saver's public serializer attribute, restored afterwards), so a damaged thread still
+    lists; reading a thread's state for real is left to the caller, one thread at a time.
+    The cost is per thread, not per checkpoint: a long thread does not slow the listing.
+    """
+    ids = await athread_ids(saver, limit)
+    strict = saver.serde
+    saver.serde = _Lenient(strict)  # type: ignore[assignment]
+    found: list[tuple[str, str | None]] = []
+    try:
+        for thread in ids:
+            try:
+                item = await saver.aget_tuple({"configurable": {"thread_id": thread}})
+            except Exception:  # an unreadable row: listed without a time, read later
+                item = None
+            checkpoint = item.checkpoint if item and isinstance(item.checkpoint, dict) else {}
+            found.append((thread, checkpoint.get("ts")))
+    finally:
+        saver.serde = strict
+    return found
+
+
 def summarize_state(thread_id: str, snapshot: Any) -> ThreadSummary:
-    from graph.persistence.history import last_question
     from graph.state import run_status
 
     values = snapshot.values or {}
@@ -182,6 +230,7 @@ __all__ = [
     "ThreadSummary",
     "alist_threads",
     "athread_ids",
+    "athread_times",
     "list_threads",
     "summarize_state",
     "thread_ids",

@@ -108,7 +108,8 @@ def threads(
 
         from graph.cli.output import is_terminal
         from graph.cli.session import with_store
-        from graph.persistence.history import excerpt, last_question, thread_ids
+        from graph.persistence.history import excerpt, last_question
+        from graph.persistence.threads import athread_times
         from graph.redaction import redact
         from graph.state import run_status
 
@@ -116,7 +117,7 @@ def threads(
 
         async def read(session: Any) -> tuple[list[dict[str, Any]], list[str]]:
             rows, problems = [], []
-            for thread_id, ts in await thread_ids(session.saver, limit):
+            for thread_id, ts in await athread_times(session.saver, limit):
                 try:
                     state = await session.agent.aget_state(
                         {"configurable": {"thread_id": thread_id}}
