@@ -224,7 +224,7 @@ class ContextFit(LoopPolicy):
 
     def window_of(self, model: Any, ctx: Any) -> int:
         if self.bindings.is_local(ctx):
-            from graph.models.local.server import DEFAULT_CONTEXT
+            from graph.models.local.sizing import DEFAULT_CONTEXT
 
             return DEFAULT_CONTEXT
         profile = getattr(model, "profile", None) or {}

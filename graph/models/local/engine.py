@@ -42,7 +42,7 @@ from graph.models.local.model_file import (
     model_path,
     stderr_progress,
 )
-from graph.models.local.server import DEFAULT_CONTEXT, cpu_count
+from graph.models.local.sizing import DEFAULT_CONTEXT, cpu_count
 
 IN_PROCESS_URL = "in-process://embedded"  # the base URL of the engine of this process
 TIMES_VARIABLE = "REACT_AGENT_LOCAL_TIMES"

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from graph.models.local import server_process
+from graph.models.local.engine import LocalEngine
 from graph.models.local.model_file import (
     LocalModelError,
     Progress,
@@ -42,9 +43,9 @@ from graph.models.local.model_file import (
     model_path,
     stderr_progress,
 )
+from graph.models.local.sizing import DEFAULT_CONTEXT, cpu_count
 
 MODEL_NAME = "local"  # the name the agent's model setting uses, and the server's model alias
-DEFAULT_CONTEXT = 4096
 DEFAULT_STARTUP_TIMEOUT = 180.0
 STOP_GRACE = 5.0
 GEMMA_FORMAT = server_process.GEMMA_FORMAT
@@ -66,13 +67,6 @@ def chat_format_for(path: str | os.PathLike[str]) -> str | None:
     if arch.startswith(("qwen", "smollm")):
         return "chatml"
     return None
-
-
-def cpu_count() -> int:
-    try:
-        return max(len(os.sched_getaffinity(0)), 1)
-    except (AttributeError, OSError):
-        return max(os.cpu_count() or 1, 1)
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -300,8 +294,6 @@ def local_server(progress: Progress | None = stderr_progress, **options: Any) ->
         if _shared is not None and _shared.running:
             return _shared
         if _shared is None:
-            from graph.models.local.engine import LocalEngine
-
             _shared = LocalEngine(progress=progress, **options)
             if not _shared.supported():
                 _shared = LocalServer(progress=progress, **options)
