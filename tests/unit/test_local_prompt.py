@@ -17,7 +17,7 @@ from langchain_core.tools import StructuredTool
 
 from graph.messages import ARGUMENT_BY, DECIDED_BY
 from graph.models.local import chat_model
-from graph.models.local.builtin_hints import builtin_hints, direct_examples
+from graph.models.local.builtin_hints import builtin_hints, direct_examples, hints_for
 from graph.models.local.constrain import (
     arithmetic_grammar,
     arithmetic_pieces,
@@ -26,7 +26,7 @@ from graph.models.local.constrain import (
     question_numbers,
     question_pieces,
 )
-from graph.models.local.hints import HINTS_KEY, Example, ToolHints, hints_for
+from graph.models.local.hints import HINTS_KEY, Example, ToolHints
 from graph.models.local.prompt import conversation_turns, render_prompt
 from graph.protocols.text.reader import parse_react
 from tools import TOOL_NAMES, load_tools
@@ -135,7 +135,7 @@ def test_the_question_s_arithmetic_is_copied_once_when_the_calculator_reads_it()
     three" (part of the question), not "What is 38 * 12" around "38 * 12" (the same sum with
     more words); never a piece the calculator would refuse ("40 miles") nor one that
     calculates nothing ("35 what is"); brackets and thousands stay."""
-    from graph.models.local.hints import hints_for
+    from graph.models.local.builtin_hints import hints_for
     from tools.calculator import calculator
 
     reads = hints_for(calculator).reads
@@ -172,7 +172,7 @@ def test_a_piece_the_tool_accepts_is_all_the_grammar_offers() -> None:
 
 def test_the_clock_is_offered_whole_places_and_zones_only() -> None:
     """ "York" is inside "New York", and "Asia/Tokyo today" is no zone: neither is offered."""
-    from graph.models.local.hints import hints_for
+    from graph.models.local.builtin_hints import hints_for
     from tools.clock import current_time
 
     accepts = hints_for(current_time).accepts

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import functools
 import tomllib
+from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
-from graph.models.local.hints import Example, Step, ToolHints
+from graph.models.local.hints import HINTS_KEY, Example, Step, ToolHints, tool_name
 
 RECORDS_FILE = "records.toml"
 
@@ -109,3 +110,12 @@ def _place(piece: str) -> bool:
     if not piece.isascii() and len(piece) < 2:
         return False
     return zone_for_place(piece, whole=True) is not None
+
+
+def hints_for(tool: Any) -> ToolHints:
+    """The tool's own `metadata[HINTS_KEY]`, else the built-in hints for its name, else none."""
+    metadata = getattr(tool, "metadata", None) or {}
+    found = metadata.get(HINTS_KEY) if isinstance(metadata, Mapping) else None
+    if isinstance(found, ToolHints):
+        return found
+    return builtin_hints().get(tool_name(tool), ToolHints())

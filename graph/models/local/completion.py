@@ -46,7 +46,7 @@ from pydantic import ConfigDict, Field, PrivateAttr
 
 from graph.messages import ARGUMENT_BY, DECIDED_BY
 from graph.models.local import transport
-from graph.models.local.builtin_hints import direct_examples
+from graph.models.local.builtin_hints import direct_examples, hints_for
 from graph.models.local.constrain import (
     accepted_pieces,
     arithmetic_grammar,
@@ -56,7 +56,7 @@ from graph.models.local.constrain import (
     question_numbers,
     quote_grammar,
 )
-from graph.models.local.hints import hints_for, tool_name
+from graph.models.local.hints import tool_name
 from graph.models.local.prompt import conversation_turns, fixed_part, render_prompt
 from graph.models.local.wire import chat_messages, chat_result, text_of
 from graph.protocols.text.grammar import arguments_grammar, object_grammar, tool_specs

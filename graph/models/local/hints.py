@@ -89,14 +89,3 @@ def tool_name(tool: Any) -> str:
     if isinstance(tool, Mapping):
         return str(tool.get("function", tool).get("name", ""))
     return str(getattr(tool, "name", "") or getattr(tool, "__name__", ""))
-
-
-def hints_for(tool: Any) -> ToolHints:
-    """The tool's own `metadata[HINTS_KEY]`, else the built-in hints for its name, else none."""
-    metadata = getattr(tool, "metadata", None) or {}
-    found = metadata.get(HINTS_KEY) if isinstance(metadata, Mapping) else None
-    if isinstance(found, ToolHints):
-        return found
-    from graph.models.local.builtin_hints import builtin_hints
-
-    return builtin_hints().get(tool_name(tool), ToolHints())

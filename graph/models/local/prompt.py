@@ -30,7 +30,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from graph.models.local.hints import Example, Step, ToolHints, hints_for, tool_name
+from graph.models.local.builtin_hints import hints_for
+from graph.models.local.hints import Example, Step, ToolHints, tool_name
 from graph.protocols.text.observations import observation_text
 
 HIDDEN_PREFIX = "do-not-render-"
