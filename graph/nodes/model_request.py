@@ -24,7 +24,7 @@ from graph import protocols
 from graph.nodes.bindings import Bindings
 from graph.nodes.model_call import acall_model, call_model
 from graph.nodes.plan import Plan, bounds
-from graph.policies.text_fallback import FALLBACK_SETTING, PROTOCOL_SETTING
+from graph.protocols.text.chat_model import TextReAct
 from graph.protocols.text.prompts import sent_as, step_as_text
 from graph.tooling.runner import ArgumentsError, coerce_arguments
 
@@ -48,17 +48,19 @@ async def aexecute(
 
 
 def for_this_call(b: Bindings, plan: Plan, request: ModelRequest) -> tuple[Plan, ModelRequest]:
-    """The plan for this call: another protocol when a policy asked for one (the native-to-text
-    fallback), with the request's own settings only."""
-    if PROTOCOL_SETTING not in request.model_settings:
+    """The plan for this call: the text protocol when a policy swapped the model for
+    `TextReAct(model)` (the native-to-text fallback). The step is then rendered, read and
+    stored as every text step is (the trace, the raw text, the grammar), with the inner model."""
+    if not isinstance(request.model, TextReAct) or plan.protocol == "text":
         return plan, request
-    settings = dict(request.model_settings)
-    protocol = settings.pop(PROTOCOL_SETTING)
-    fallback = settings.pop(FALLBACK_SETTING, None)
-    quotes = b.quotes(plan.ctx, protocol, plan.local, [])
-    runnable = b.bound(plan.ctx, protocol, plan.tools, plan.local, quotes)
-    changed = replace(plan, protocol=protocol, fallback=fallback, quotes=quotes, runnable=runnable)
-    return changed, request.override(model_settings=settings)
+    inner = request.model.inner
+    quotes = b.quotes(plan.ctx, "text", plan.local, [])
+    default = inner is b.chat_model(plan.ctx)
+    runnable = b.bound(
+        plan.ctx, "text", plan.tools, plan.local, quotes, model=None if default else inner
+    )
+    changed = replace(plan, protocol="text", quotes=quotes, runnable=runnable)
+    return changed, request.override(model=inner)
 
 
 def rendered(b: Bindings, plan: Plan, request: ModelRequest) -> tuple[Runnable, list[Any]]:
@@ -118,8 +120,6 @@ def read_reply(plan: Plan, reply: AIMessage, request: ModelRequest) -> AIMessage
     tools = [t for t in request.tools if isinstance(t, BaseTool)]
     decision = protocols.decide(plan.protocol, reply, tools)
     meta: dict[str, Any] = {m.PROTOCOL: plan.protocol}
-    if plan.fallback:
-        meta[m.FALLBACK] = plan.fallback
     if plan.protocol == "text":  # what later requests send back for this step: never cut text
         meta[m.RAW] = decision.read or reply.text.strip()
     if isinstance(decision, protocols.Answer):

@@ -52,7 +52,6 @@ class Plan:
     quotes: list[str] = field(default_factory=list)
     local: bool = False
     wrap_up: bool = False
-    fallback: str | None = None  # why this call went as text (NativeToTextFallback)
     done: bool = False
     known_ids: frozenset[str] = frozenset()
     steps: int = 0  # steps the model already took in this run

@@ -9,6 +9,7 @@ from langchain.agents.middleware import ModelFallbackMiddleware, ModelRequest, M
 
 from graph.models import factory
 from graph.policies.base import AsyncHandler, Handler, LoopPolicy
+from graph.protocols.text.chat_model import TextReAct
 
 
 class _Kept(BaseException):
@@ -29,6 +30,8 @@ class EndpointFallback(LoopPolicy):
         if not ctx.fallback_models or self.bindings.is_local(ctx):
             return None
         models = [factory.fallback_model(entry, ctx) for entry in ctx.fallback_models]
+        if isinstance(request.model, TextReAct):  # the run went on as text: so do they
+            models = [TextReAct(model) for model in models]
         return ModelFallbackMiddleware(*models)
 
     def wrap_model_call(self, request: ModelRequest, handler: Handler) -> ModelResponse:

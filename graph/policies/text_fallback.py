@@ -1,19 +1,18 @@
 """NativeToTextFallback: under `protocol=auto`, a native request the endpoint refuses for its
-tools (a model without function calling) is sent again in the text ReAct protocol, and the
-rest of the run keeps to it. The step says why (`react_fallback`); other failures pass on."""
+tools (a model without function calling) is sent again with the model swapped for
+`TextReAct(model)`, the text ReAct protocol as a chat model, and the rest of the run keeps to
+it. The reply says why (`react_fallback` in its metadata, which the trace shows as the
+`fallback` step); other failures pass on."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from langchain.agents.middleware import ModelRequest, ModelResponse
+from langchain_core.messages import AIMessage
 
+from graph import messages as m
 from graph.models import factory
 from graph.policies.base import AsyncHandler, Handler, LoopPolicy
-
-# Request settings the innermost handler reads and removes; never sent to a model.
-PROTOCOL_SETTING = "react_agent_protocol"
-FALLBACK_SETTING = "react_agent_fallback"
+from graph.protocols.text.chat_model import TextReAct
 
 
 class NativeToTextFallback(LoopPolicy):
@@ -24,32 +23,40 @@ class NativeToTextFallback(LoopPolicy):
         try:
             return handler(request)
         except Exception as exc:
-            retry = self.as_text(request, exc)
-            if retry is None:
+            why = self.refused_tools(request, exc)
+            if why is None:
                 raise
-            return handler(retry)
+            return _noted(handler(request.override(model=TextReAct(request.model))), why)
 
     async def awrap_model_call(self, request: ModelRequest, handler: AsyncHandler) -> ModelResponse:
         try:
             return await handler(request)
         except Exception as exc:
-            retry = self.as_text(request, exc)
-            if retry is None:
+            why = self.refused_tools(request, exc)
+            if why is None:
                 raise
-            return await handler(retry)
+            retry = request.override(model=TextReAct(request.model))
+            return _noted(await handler(retry), why)
 
-    def as_text(self, request: ModelRequest, exc: Exception) -> ModelRequest | None:
-        """The same request in the text protocol, when this failure calls for it."""
+    def refused_tools(self, request: ModelRequest, exc: Exception) -> str | None:
+        """Why the run goes on as text, when this failure of a native request calls for it."""
         if self.settings(request).protocol != "auto":
             return None
         if (self.run(request).get("protocol") or "native") != "native":
             return None
-        settings: dict[str, Any] = dict(request.model_settings)
-        if settings.get(PROTOCOL_SETTING) or not factory.tools_unsupported(exc):
+        if isinstance(request.model, TextReAct) or not factory.tools_unsupported(exc):
             return None
-        why = (
+        return (
             f"The endpoint refused tools ({factory.error_message(exc)}); this run continues "
             "with the text ReAct protocol."
         )
-        settings.update({PROTOCOL_SETTING: "text", FALLBACK_SETTING: why})
-        return request.override(model_settings=settings)
+
+
+def _noted(response: ModelResponse, why: str) -> ModelResponse:
+    """The response with its step marked as the one where the run switched protocol."""
+    result = list(response.result)
+    for i in range(len(result) - 1, -1, -1):
+        if isinstance(result[i], AIMessage):
+            result[i] = m.marked(result[i], **{m.FALLBACK: why})
+            break
+    return ModelResponse(result=result, structured_response=response.structured_response)
