@@ -219,15 +219,14 @@ def _observed(
             continue  # a call act left alone: no result is written for it
         if isinstance(message, ToolMessage):
             message = _ours(message, payload, ctx, seconds)
-            get_stream_writer()(
-                {
-                    "event": "observation",
-                    "tool": message.name,
-                    "text": message.text,
-                    "is_error": message.status == "error",
-                    "rerun": message.response_metadata.get(m.RERUN),
-                }
-            )
+            event = {
+                "event": "observation",
+                "tool": message.name,
+                "text": message.text,
+                "is_error": message.status == "error",
+            }
+            rerun = message.response_metadata.get(m.RERUN)
+            get_stream_writer()({**event, "rerun": rerun} if rerun else event)
         out.append(message)
     return out
 
