@@ -126,3 +126,12 @@ def marked(message: AIMessage, **metadata: Any) -> AIMessage:
     return message.model_copy(
         update={"response_metadata": {**message.response_metadata, **metadata}}
     )
+
+
+def refused(reply: AIMessage) -> bool:
+    """Whether the provider reported a refusal (a standard `refusal` content block). Plain text
+    from a model that names no provider has no blocks to translate: building them at every
+    step would find only the text and the calls."""
+    if isinstance(reply.content, str) and not reply.response_metadata.get("model_provider"):
+        return False
+    return any(block.get("type") == "refusal" for block in reply.content_blocks)

@@ -24,7 +24,7 @@ from graph.middleware.chain import model_layers, tool_layers
 from graph.models import factory
 from graph.policies import loop_policies
 from graph.protocols.native import DEFAULT_INSTRUCTIONS
-from graph.protocols.text.grammar import grammar_for, request_options, use_grammar
+from graph.protocols.text.grammar import use_grammar
 from graph.protocols.text.observations import quotable_lines
 from graph.settings import (
     EMBEDDED_DEFAULTS,
@@ -206,8 +206,6 @@ class Bindings:
 
         def make(chat_model: BaseChatModel) -> Runnable:
             options: dict[str, Any] = {}
-            if grammar:  # constrained decoding: every reply is a valid, executable step
-                options.update(request_options(grammar_for(tools, quotes=quotes)))
             if ctx.max_tokens:
                 options["max_tokens"] = ctx.max_tokens
             options.update(settings or {})
@@ -224,7 +222,10 @@ class Bindings:
                 extra = {"strict": True, **options} if strict else {}
                 bound = chat_model.bind_tools(listed, tool_choice=tool_choice, **extra)
                 return bound if strict or not options else bound.bind(**options)
-            return protocols.bind(chat_model, protocol, tools, **options)
+            # constrained decoding (text): every reply is a valid, executable step
+            return protocols.bind(
+                chat_model, protocol, tools, grammar=grammar, quotes=quotes, **options
+            )
 
         if model is not None or provider_tools or tool_choice is not None or settings:
             return make(model or self.chat_model(ctx))

@@ -24,7 +24,7 @@ from graph import protocols
 from graph.nodes.bindings import Bindings
 from graph.nodes.model_call import acall_model, call_model
 from graph.nodes.plan import Plan, bounds
-from graph.protocols.text.chat_model import TextReAct
+from graph.protocols.text.chat_model import TextReAct, read_text_reply
 from graph.protocols.text.prompts import sent_as, step_as_text
 from graph.tooling.runner import ArgumentsError, coerce_arguments
 
@@ -78,7 +78,10 @@ def rendered(b: Bindings, plan: Plan, request: ModelRequest) -> tuple[Runnable, 
         and given is plan.request.messages
         and len(given) == (plan.conversation_size)
     )
-    messages = protocols.request_messages(plan.protocol, given, tools, system, prepared=prepared)
+    own = protocols.renders_own_prompt(request.model)
+    messages = protocols.request_messages(
+        plan.protocol, given, tools, system, prepared=prepared, own_prompt=own
+    )
     same = (
         request.model is b.chat_model(plan.ctx)
         and [t.name for t in tools] == [t.name for t in plan.tools]
@@ -103,22 +106,15 @@ def rendered(b: Bindings, plan: Plan, request: ModelRequest) -> tuple[Runnable, 
     return runnable, messages
 
 
-def refused(reply: AIMessage) -> bool:
-    """Whether the provider reported a refusal (a standard `refusal` content block). Plain text
-    from a model that names no provider has no blocks to translate: building them at every
-    step would find only the text and the calls."""
-    if isinstance(reply.content, str) and not reply.response_metadata.get("model_provider"):
-        return False
-    return any(block.get("type") == "refusal" for block in reply.content_blocks)
-
-
 def read_reply(plan: Plan, reply: AIMessage, request: ModelRequest) -> AIMessage:
     """The reply as the step the conversation stores: tool calls to run, the answer, or an
     unusable reply marked with why."""
-    if refused(reply):
+    if m.refused(reply):
         return m.marked(reply, **{m.PROTOCOL: plan.protocol})  # for the middleware to see
-    tools = [t for t in request.tools if isinstance(t, BaseTool)]
-    decision = protocols.decide(plan.protocol, reply, tools)
+    if plan.protocol == "text" and m.RAW not in reply.response_metadata:
+        # the raw reply of a model that renders its own prompt (`renders_own_prompt`)
+        reply = read_text_reply(reply, [t for t in request.tools if isinstance(t, BaseTool)])
+    decision = protocols.decide(plan.protocol, reply)
     meta: dict[str, Any] = {m.PROTOCOL: plan.protocol}
     if plan.protocol == "text":  # what later requests send back for this step: never cut text
         meta[m.RAW] = decision.read or reply.text.strip()
@@ -153,6 +149,7 @@ def _stored(
             update["tool_calls"] = calls
         return reply.model_copy(update=update)
     raw = meta.pop(m.RAW, None)
+    kept = {k: v for k, v in reply.response_metadata.items() if k != m.RAW}
     # the step alone, every other field reset: a copy skips validating the reply again, and
     # `calls` are already well-formed (`_fitted`). The provider's extras go: its
     # `additional_kwargs` may hold native `tool_calls`, which a reload would turn into calls.
@@ -164,7 +161,7 @@ def _stored(
             "additional_kwargs": {},
             "name": None,
             "id": own_id,
-            "response_metadata": {**reply.response_metadata, **meta},
+            "response_metadata": {**kept, **meta},
         }
     )
     return _with_text_if_not_derivable(bare, raw)

@@ -21,12 +21,14 @@ from langchain_core.tools import BaseTool
 from langgraph.constants import TAG_NOSTREAM
 
 from graph.lru import LRU
-from graph.messages import new_call_id
+from graph.messages import NOTE, RAW, THOUGHT
 from graph.protocols.decisions import Act, Answer, Decision, Invalid
 from graph.protocols.native import decide_native, native_system_prompt
 from graph.protocols.ordering import Ordering, ordered
+from graph.protocols.text.chat_model import TextReAct
+from graph.protocols.text.decoding import request_options
+from graph.protocols.text.grammar import grammar_for
 from graph.protocols.text.prompts import OBSERVATION, text_system_prompt, text_transcript
-from graph.protocols.text.reader import parse_react
 
 STOP = [OBSERVATION]
 
@@ -38,28 +40,45 @@ __all__ = [
     "Invalid",
     "bind",
     "decide",
+    "renders_own_prompt",
     "request_messages",
     "system_message",
 ]
 
 
+def renders_own_prompt(model: Any) -> bool:
+    """The one special case of the text protocol: a model that renders its own completion
+    prompt from the conversation and the tools (`completion_prompt = True`, the embedded model)
+    gets the transcript and the tools as they are, and its raw reply is read here. Every other
+    model is wrapped in `TextReAct`, which renders and reads the protocol itself."""
+    return bool(getattr(model, "completion_prompt", False))
+
+
 def bind(
-    model: BaseChatModel, protocol: str, tools: Sequence[BaseTool], **options: Any
+    model: BaseChatModel,
+    protocol: str,
+    tools: Sequence[BaseTool],
+    *,
+    grammar: bool = False,
+    quotes: Sequence[str] = (),
+    **options: Any,
 ) -> Runnable:
-    """The model as this protocol calls it: with tool schemas, or with the stop sequence.
+    """The model as this protocol calls it: with tool schemas (native), or as
+    `TextReAct(model).bind_tools(tools)` (text), with the grammar when asked for.
 
     Text-protocol tokens are not streamed to clients (`nostream`): they are raw
-    `Thought:/Action:` labels; the parsed step reaches them as a message instead. A model that
-    renders its own completion prompt (`completion_prompt = True`, the embedded model) also
-    gets the tools, to pick its worked examples.
+    `Thought:/Action:` labels; the parsed step reaches them as a message instead.
     """
     if protocol == "native":
         bound = model.bind_tools(list(tools)) if tools else model
         return bound.bind(**options) if options else bound
-    if getattr(model, "completion_prompt", False):
+    if renders_own_prompt(model):
+        if grammar:
+            options.update(request_options(grammar_for(tools, quotes=quotes)))
         bound = model.bind_tools(list(tools)).bind(stop=STOP, **options)
     else:
-        bound = model.bind(stop=STOP, **options)
+        text = TextReAct(model, grammar=grammar, quotes=list(quotes)).bind_tools(list(tools))
+        bound = text.bind(**options) if options else text
     return bound.with_config(tags=[TAG_NOSTREAM])
 
 
@@ -70,18 +89,22 @@ def request_messages(
     instructions: str | SystemMessage | None,
     *,
     prepared: bool = False,
+    own_prompt: bool = False,
 ) -> list[BaseMessage]:
-    """System prompt plus the conversation in the form this protocol's model reads (a run's
-    error, said to the user in the conversation, is not the model's to read). `prepared`:
-    the messages are already so (`conversation`), as think built them. A `SystemMessage`
-    with text is sent as given to a native model (its content blocks and extras kept, as
-    `create_agent` sends it); the text protocol reads its text into its own prompt."""
+    """System prompt plus the conversation as the bound model takes it (a run's error, said
+    to the user in the conversation, is not the model's to read). `prepared`: the messages
+    are already so (`conversation`), as think built them. A `SystemMessage` with text is sent
+    as given to a native model (its content blocks and extras kept, as `create_agent` sends
+    it); `TextReAct` reads its text into its own prompt; a model that renders its own prompt
+    (`own_prompt`) gets the text protocol's system prompt and transcript."""
     sent = list(messages) if prepared else ordered(messages)
     given = instructions if isinstance(instructions, SystemMessage) else None
     text = given.text if given is not None else instructions
     if protocol == "native":
         system = given if given is not None and text else system_message(native_system_prompt(text))
         return [system, *sent]
+    if not own_prompt:
+        return [system_message(text), *sent] if text else sent
     return [system_message(text_system_prompt(tools, text)), *text_transcript(sent)]
 
 
@@ -104,24 +127,18 @@ def conversation(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
 _CONVERSATIONS = Ordering()
 
 
-def decide(protocol: str, reply: AIMessage, tools: Sequence[BaseTool] = ()) -> Decision:
-    return decide_native(reply) if protocol == "native" else decide_text(reply, tools)
+def decide(protocol: str, reply: AIMessage) -> Decision:
+    return decide_native(reply) if protocol == "native" else decide_text(reply)
 
 
-def decide_text(reply: AIMessage, tools: Sequence[BaseTool] = ()) -> Decision:
-    step = parse_react(reply.text, list(tools) or None)
-    if step.kind == "action":
-        call = {"name": step.tool or "", "args": _as_args(step.tool_input), "id": new_call_id()}
-        return Act(calls=[call], thought=step.thought, note=step.note, read=step.read)
-    if step.kind == "final":
-        return Answer(text=step.answer or "", thought=step.thought, read=step.read)
-    error = step.error or "the reply could not be parsed"
-    return Invalid(error=error, thought=step.thought, read=step.read)
-
-
-def _as_args(tool_input: Any) -> dict[str, Any]:
-    """ToolCall args are an object; a plain-text input travels under `__arg1`, LangChain's
-    name for a single positional input, and the runner fits it to the tool's one argument."""
-    if isinstance(tool_input, dict):
-        return tool_input
-    return {} if tool_input in (None, "") else {"__arg1": tool_input}
+def decide_text(reply: AIMessage) -> Decision:
+    """The decision in a text-protocol reply read into a standard message (`read_text_reply`):
+    its calls, answer or reason, with what the reader reported."""
+    meta = reply.response_metadata
+    read = meta.get(RAW) or ""
+    if reply.tool_calls:
+        return Act(calls=list(reply.tool_calls), thought=reply.text, note=meta.get(NOTE), read=read)
+    if reply.invalid_tool_calls:
+        error = reply.invalid_tool_calls[0].get("error") or "the reply could not be parsed"
+        return Invalid(error=error, thought=reply.text, read=read)
+    return Answer(text=reply.text, thought=meta.get(THOUGHT) or "", read=read)

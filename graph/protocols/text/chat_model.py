@@ -12,8 +12,10 @@ with the pure reader (`reader.parse_react`) into a standard `AIMessage`:
 * a reply that cannot be used: `invalid_tool_calls` with the reason, as a provider reports a
   call whose arguments were broken JSON (an agent tells the model, as it does for those).
 
-The model's own text is kept in `response_metadata["react_text"]`, so the next request sends
-it back as written. Token usage and the provider's metadata are the inner reply's. With
+The step as the reader read it is kept in `response_metadata["react_text"]`, so the next
+request sends it back as written (never text the reader did not read). Token usage and the
+provider's metadata are the inner reply's (its `model_name` as `react_inner_model`, so a usage
+counter counts the call once). With
 `grammar=True` each request carries a GBNF grammar built from the tool schemas (llama.cpp's
 `grammar` field), so every reply is a step the reader accepts.
 
@@ -41,11 +43,16 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.constants import TAG_NOSTREAM
 from pydantic import Field
 
-from graph.messages import RAW, new_call_id
+from graph.messages import NOTE, RAW, THOUGHT, new_call_id, refused
 from graph.protocols.text.decoding import request_options
 from graph.protocols.text.grammar import grammar_for
 from graph.protocols.text.prompts import OBSERVATION, text_system_prompt, text_transcript
 from graph.protocols.text.reader import parse_react
+
+# The inner reply's `model_name`, kept under this key: LangChain's usage counter
+# (`get_usage_metadata_callback`) counts each reply that names its model, and the inner call
+# was counted already; the parsed message carries the same usage, so it names no model.
+INNER_MODEL = "react_inner_model"
 
 ToolLike = dict[str, Any] | type | Callable[..., Any] | BaseTool
 
@@ -60,6 +67,8 @@ class TextReAct(BaseChatModel):
     """The bound tools, as function specs (name, description, JSON-schema parameters)."""
     grammar: bool = False
     """Send a GBNF grammar of the bound tools with each request (llama.cpp servers take it)."""
+    quotes: list[str] = Field(default_factory=list)
+    """With the grammar: the lines a Final Answer may be (quoted answers); none, it is free."""
 
     def __init__(self, inner: BaseChatModel | None = None, /, **kwargs: Any) -> None:
         if inner is not None:
@@ -98,31 +107,12 @@ class TextReAct(BaseChatModel):
 
     def read(self, reply: BaseMessage) -> AIMessage:
         """The inner model's reply as a standard message (see the module docstring)."""
-        raw = reply.text
-        step = parse_react(raw, self.tools or None)
-        meta = {**getattr(reply, "response_metadata", {}), RAW: raw}
-        fields: dict[str, Any] = {
-            "id": reply.id,
-            "response_metadata": meta,
-            "usage_metadata": getattr(reply, "usage_metadata", None),
-        }
-        if step.kind == "action":
-            args = step.tool_input
-            if not isinstance(args, dict):  # LangChain's name for one positional input
-                args = {} if args in (None, "") else {"__arg1": args}
-            call = {"name": step.tool or "", "args": args, "id": new_call_id(), "type": "tool_call"}
-            return AIMessage(content=step.thought, tool_calls=[call], **fields)
-        if step.kind == "final":
-            return AIMessage(content=step.answer or "", **fields)
-        error = step.error or "the reply could not be parsed"
-        invalid = {"name": None, "args": raw, "id": new_call_id(), "error": error}
-        invalid["type"] = "invalid_tool_call"
-        return AIMessage(content=step.thought, invalid_tool_calls=[invalid], **fields)
+        return read_text_reply(reply, self.tools or None)
 
     def _options(self, stop: list[str] | None, kwargs: dict[str, Any]) -> dict[str, Any]:
         options = {**kwargs, "stop": [OBSERVATION, *(stop or [])]}
         if self.grammar:
-            extra = request_options(grammar_for(self.tools))["extra_body"]
+            extra = request_options(grammar_for(self.tools, quotes=self.quotes))["extra_body"]
             options["extra_body"] = {**(kwargs.get("extra_body") or {}), **extra}
         return options
 
@@ -163,3 +153,39 @@ class TextReAct(BaseChatModel):
             self.request(messages), self._config(run_manager), **self._options(stop, kwargs)
         )
         return ChatResult(generations=[ChatGeneration(message=self.read(reply))])
+
+
+def read_text_reply(reply: BaseMessage, tools: Sequence[Any] | None) -> AIMessage:
+    """A text-protocol reply read into a standard message: `tool_calls` for an action, the
+    answer as content, `invalid_tool_calls` with the reason. What the reader reports rides in
+    `response_metadata`: the step as read (`react_text`: what later requests send back, never
+    text the reader did not read), the thought before a final answer, and its note (e.g. "2
+    more actions were ignored"). `tools`: LangChain tools or function specs, or None."""
+    if isinstance(reply, AIMessage) and refused(reply):  # for a refusal middleware to see
+        return reply
+    raw = reply.text
+    step = parse_react(raw, tools)
+    meta = {**getattr(reply, "response_metadata", {}), RAW: step.read or raw.strip()}
+    if "model_name" in meta:  # counted once: see `INNER_MODEL`
+        meta[INNER_MODEL] = meta.pop("model_name")
+    if step.note:
+        meta[NOTE] = step.note
+    fields: dict[str, Any] = {
+        "id": reply.id,
+        "response_metadata": meta,
+        "usage_metadata": getattr(reply, "usage_metadata", None),
+    }
+    if step.kind == "action":
+        args = step.tool_input
+        if not isinstance(args, dict):  # LangChain's name for one positional input
+            args = {} if args in (None, "") else {"__arg1": args}
+        call = {"name": step.tool or "", "args": args, "id": new_call_id(), "type": "tool_call"}
+        return AIMessage(content=step.thought, tool_calls=[call], **fields)
+    if step.kind == "final":
+        if step.thought:
+            meta[THOUGHT] = step.thought
+        return AIMessage(content=step.answer or "", **fields)
+    error = step.error or "the reply could not be parsed"
+    invalid = {"name": None, "args": raw, "id": new_call_id(), "error": error}
+    invalid["type"] = "invalid_tool_call"
+    return AIMessage(content=step.thought, invalid_tool_calls=[invalid], **fields)
