@@ -14,13 +14,11 @@ import json
 import os
 import signal
 import subprocess
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import tool
@@ -31,7 +29,17 @@ from graph import build_graph
 from graph.messages import RERUN
 from graph.persistence.savers import open_saver
 from graph.steps import steps_of
-from tests.support.cli import CLI, POSTGRES_URL, REPO, cli_env, run_cli, start_cli
+from tests.support.cli import (
+    CLI,
+    POSTGRES_URL,
+    REPO,
+    checkpointer_url,
+    cli_env,
+    recorded,
+    run_cli,
+    start_cli,
+    wait_for,
+)
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
 from tests.support.scripted_model import ScriptedChatModel, calls, tool_call
 
@@ -131,13 +139,8 @@ def test_a_gated_call_cut_short_asks_again_instead_of_running(mode: str) -> None
 @pytest.fixture(params=["sqlite", "postgres"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A checkpointer URL; PostgreSQL threads are deleted afterwards."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'store' / 'checkpoints.sqlite'}"
-        return
-    yield POSTGRES_URL
-    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
-        for table in ("checkpoint_writes", "checkpoint_blobs", "checkpoints"):
-            conn.execute(f"DELETE FROM {table} WHERE thread_id LIKE 'crash-%'")
+    with checkpointer_url(request.param, tmp_path, "crash") as url:
+        yield url
 
 
 @pytest.fixture
@@ -153,19 +156,6 @@ def calls_file(tmp_path: Path) -> Path:
 @pytest.fixture
 def env(openai_server: ScriptedOpenAIServer, tmp_path: Path, calls_file: Path) -> dict:
     return cli_env(openai_server.base_url, tmp_path / "state", CALLS_FILE=str(calls_file))
-
-
-def recorded(path: Path) -> list[str]:
-    return path.read_text().splitlines() if path.exists() else []
-
-
-def wait_for(predicate: Any, timeout: float = 30, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def kill_when_started(worker: subprocess.Popen, calls_file: Path) -> None:

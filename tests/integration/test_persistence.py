@@ -10,7 +10,6 @@ import json
 import os
 import signal
 import sqlite3
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +17,14 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from tests.support.cli import POSTGRES_URL, cli_env, run_cli, start_cli
+from tests.support.cli import (
+    checkpointer_url,
+    cli_env,
+    run_cli,
+    start_cli,
+    wait_for,
+)
+from tests.support.cli import recorded as calls
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
 
 pytestmark = pytest.mark.integration
@@ -28,13 +34,8 @@ TOOLS = "tests.support.crash_tools:TOOLS"
 @pytest.fixture(params=["sqlite", "postgres"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A checkpointer URL; PostgreSQL threads are deleted afterwards."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'store' / 'checkpoints.sqlite'}"
-        return
-    yield POSTGRES_URL
-    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
-        for table in ("checkpoint_writes", "checkpoint_blobs", "checkpoints"):
-            conn.execute(f"DELETE FROM {table} WHERE thread_id LIKE 'test-%'")
+    with checkpointer_url(request.param, tmp_path, "test") as url:
+        yield url
 
 
 @pytest.fixture
@@ -50,19 +51,6 @@ def calls_file(tmp_path: Path) -> Path:
 @pytest.fixture
 def env(openai_server: ScriptedOpenAIServer, tmp_path: Path, calls_file: Path) -> dict:
     return cli_env(openai_server.base_url, tmp_path / "state", CALLS_FILE=str(calls_file))
-
-
-def calls(path: Path) -> list[str]:
-    return path.read_text().splitlines() if path.exists() else []
-
-
-def wait_for(predicate, timeout: float = 30, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def stored_result_writes(url: str, thread_id: str) -> int:

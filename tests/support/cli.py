@@ -5,7 +5,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 CLI = str(Path(sys.executable).parent / "react-agent")
 REPO = Path(__file__).resolve().parents[2]
@@ -65,3 +69,32 @@ def start_cli(*args: str, env: dict[str, str]) -> subprocess.Popen:
         text=True,
         cwd=REPO,
     )
+
+
+@contextmanager
+def checkpointer_url(kind: str, folder: Path, prefix: str) -> Iterator[str]:
+    """A checkpointer URL for a CLI test (`sqlite` in `folder`, or the test PostgreSQL); the
+    PostgreSQL threads whose ids start with `prefix-` are deleted afterwards."""
+    if kind == "sqlite":
+        yield f"sqlite:///{folder / 'store' / 'checkpoints.sqlite'}"
+        return
+    yield POSTGRES_URL
+    import psycopg
+
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+        for table in ("checkpoint_writes", "checkpoint_blobs", "checkpoints"):
+            conn.execute(f"DELETE FROM {table} WHERE thread_id LIKE '{prefix}-%'")
+
+
+def recorded(path: Path) -> list[str]:
+    """The lines a test tool wrote to its calls file (none before the first call)."""
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = 30, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
