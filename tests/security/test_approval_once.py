@@ -24,23 +24,8 @@ from typing_extensions import TypedDict
 
 from graph import build_graph
 from graph.middleware.approvals import EDITS
+from tests.support.money_tools import clock, ran, transfer
 from tests.support.scripted_model import ScriptedChatModel, calls, tool_call
-
-ran: list[str] = []
-
-
-@tool
-def transfer(to: str) -> str:
-    """Transfer money to someone (needs approval)."""
-    ran.append(f"transfer:{to}")
-    return f"transferred to {to}"
-
-
-@tool
-def clock(zone: str) -> str:
-    """Tell the time (needs no approval)."""
-    ran.append(f"clock:{zone}")
-    return f"noon in {zone}"
 
 
 @pytest.fixture(autouse=True)
