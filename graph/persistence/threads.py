@@ -18,6 +18,7 @@ from typing import Any
 from graph.persistence.errors import PersistenceError, StoreError
 from graph.persistence.history import last_question
 from graph.redaction import redact
+from graph.state import run_status
 
 _NEWEST = (
     "SELECT thread_id FROM checkpoints WHERE checkpoint_ns = '' GROUP BY thread_id "
@@ -169,8 +170,6 @@ async def athread_times(saver: Any, limit: int) -> list[tuple[str, str | None]]:
 
 
 def summarize_state(thread_id: str, snapshot: Any) -> ThreadSummary:
-    from graph.state import run_status
-
     values = snapshot.values or {}
     if snapshot.interrupts:
         status = "paused"

@@ -32,6 +32,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from graph import messages as m
 from graph.lru import LRU
+from graph.models.local.sizing import DEFAULT_CONTEXT
 from graph.policies.base import LoopPolicy
 from graph.support.per_object import CONTENT, PerObject
 
@@ -224,8 +225,6 @@ class ContextFit(LoopPolicy):
 
     def window_of(self, model: Any, ctx: Any) -> int:
         if self.bindings.is_local(ctx):
-            from graph.models.local.sizing import DEFAULT_CONTEXT
-
             return DEFAULT_CONTEXT
         profile = getattr(model, "profile", None) or {}
         return int(profile.get("max_input_tokens") or DEFAULT_WINDOW)
