@@ -4,8 +4,8 @@ most 15 graph/ modules and 1,800 lines; the text protocol in at most 25 and 4,00
 
 A `sys.setprofile` hook records the file of every Python function called during one `invoke`
 of a run with one tool call and an answer (InMemorySaver, no approvals, no user middleware),
-after one identical warm-up run, so imports and first-use caches are not counted. Threads the
-run starts are hooked too (`threading.setprofile`). The same count for LangChain's
+after one identical warm-up run, so imports and first-use caches are not counted. Threads are
+hooked from birth, the reused workers included (see `Walk`). The same count for LangChain's
 `create_agent` is printed beside it: its own files under `langchain/agents/` and LangGraph's
 `prebuilt/`, which play the part graph/ plays here.
 
@@ -32,24 +32,29 @@ from bench.report import table  # noqa: E402
 TARGETS = {"native": (15, 1800), "text": (25, 4000)}
 
 
-def walked(run: Callable[[], Any], inside: Callable[[str], bool]) -> set[str]:
-    """The files (as `inside` selects them) whose Python functions `run` calls."""
-    seen: set[str] = set()
+class Walk:
+    """Records the files (as `inside` selects them) whose Python functions run while `on`.
 
-    def hook(frame: Any, event: str, arg: Any) -> None:
-        if event == "call":
+    One hook for the whole process, installed before the first agent is built and never
+    removed: worker threads (a sync model call or tool waited for on a reused daemon thread)
+    keep the hook for their whole life, so every measured run's calls on threads an earlier
+    run started are counted too. Python 3.11 has no way to hook a thread that already runs
+    (3.12's `threading.setprofile_all_threads`), and hooking only new threads would miss them."""
+
+    def __init__(self) -> None:
+        self.inside: Callable[[str], bool] = ours
+        self.on = False
+        self.seen: set[str] = set()
+
+    def hook(self, frame: Any, event: str, arg: Any) -> None:
+        if self.on and event == "call":
             name = frame.f_code.co_filename
-            if inside(name):
-                seen.add(name)
+            if self.inside(name):
+                self.seen.add(name)
 
-    sys.setprofile(hook)
-    threading.setprofile(hook)
-    try:
-        run()
-    finally:
-        sys.setprofile(None)
-        threading.setprofile(None)  # type: ignore[arg-type]
-    return seen
+    def install(self) -> None:
+        sys.setprofile(self.hook)
+        threading.setprofile(self.hook)
 
 
 def lines(path: str) -> int:
@@ -64,6 +69,9 @@ def upstream(path: str) -> bool:
     return "/langchain/agents/" in path or "/langgraph/prebuilt/" in path
 
 
+WALK = Walk()
+
+
 def measure(kind: str, protocol: str) -> set[str]:
     from langgraph.checkpoint.memory import InMemorySaver
 
@@ -72,8 +80,13 @@ def measure(kind: str, protocol: str) -> set[str]:
     def once() -> Any:
         return agent.invoke(inputs(), run_config(kind))
 
-    once()  # warm-up: imports, first-use caches
-    return walked(once, ours if kind == "ours" else upstream)
+    once()  # warm-up: imports, first-use caches, the worker threads (hooked from birth)
+    WALK.inside, WALK.seen, WALK.on = (ours if kind == "ours" else upstream), set(), True
+    try:
+        once()
+    finally:
+        WALK.on = False
+    return WALK.seen
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -81,6 +94,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--list", action="store_true", help="print each module and its lines")
     args = parser.parse_args(argv)
     rows = []
+    WALK.install()
     for protocol in ("native", "text"):
         for kind in ("ours", "create_agent"):
             if kind == "create_agent" and protocol == "text":
