@@ -26,8 +26,7 @@ from graph.protocols.decisions import Act, Answer, Decision, Invalid
 from graph.protocols.native import decide_native, native_system_prompt
 from graph.protocols.ordering import Ordering, ordered
 from graph.protocols.text.chat_model import TextReAct
-from graph.protocols.text.decoding import request_options
-from graph.protocols.text.grammar import grammar_for
+from graph.protocols.text.grammar import grammar_for, request_options
 from graph.protocols.text.prompts import OBSERVATION, text_system_prompt, text_transcript
 
 STOP = [OBSERVATION]

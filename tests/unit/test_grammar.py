@@ -25,12 +25,11 @@ import pytest
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
+from graph.protocols.text.gbnf import json_literal, literal
 from graph.protocols.text.grammar import (
     Limits,
     grammar_for,
     grammar_from_schemas,
-    json_literal,
-    literal,
     request_options,
     use_grammar,
 )

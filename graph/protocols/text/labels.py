@@ -27,7 +27,7 @@ reading a reply is linear in its length; the reader also stops asking once it ha
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from graph.protocols.text.fences import FENCE_LINE, Fences
@@ -293,12 +293,3 @@ def _accept(match: re.Match[str]) -> bool:
     if "#" in decoration or "**" in decoration or "__" in decoration:
         return True
     return kind_of(match.group("word"))[0] == OBSERVATION
-
-
-def scan(text: str) -> Iterator[Section]:
-    """Every section of `text`, in order (for callers that want them all)."""
-    scanner = Scanner(text)
-    label = scanner.first()
-    while label is not None:
-        section, label = scanner.section(label)
-        yield section
