@@ -4,9 +4,9 @@ Models without function calling write Thought / Action / Action Input / Final An
 replies drift from it: other frameworks' dialects, markdown, Chinese labels, `<think>` blocks,
 invented observations. `labels` finds the labelled sections (one table of spellings, linear
 scan), `actions` reads an Action line, `blobs` and `dialects` read JSON and markup calls,
-`toolset` resolves names and shapes inputs; `canonical` recognises the prompt's own shape
-first. This module decides what the reply means; each error says what was wrong, because it is
-sent back to the model.
+`step` turns a call into a step with the tools (`toolset` resolves names and shapes inputs);
+`canonical` recognises the prompt's own shape first. This module decides what the reply
+means; each error says what was wrong, because it is sent back to the model.
 
 Rules, one per ambiguous situation (each is tested):
 
@@ -50,28 +50,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any, Literal
+from dataclasses import replace
+from typing import Any
 
 from langchain_core.tools import BaseTool
 
 from graph.protocols.text.actions import (
-    FINAL_NAMES,
-    NO_NAME,
     NO_TOOL,
     Action,
-    answer_text,
     blob_action,
     clean_name,
-    is_sentence,
     key,
-    not_a_name,
-    plain_input,
     prose_after,
     section_action,
 )
-from graph.protocols.text.arguments import unfence
-from graph.protocols.text.blobs import BlobCall, find_blob, read_value
+from graph.protocols.text.blobs import find_blob, read_value
 from graph.protocols.text.canonical import canonical_action
 from graph.protocols.text.dialects import read_markup, translate_tokens
 from graph.protocols.text.labels import (
@@ -83,29 +76,15 @@ from graph.protocols.text.labels import (
     unclosed_reasoning,
 )
 from graph.protocols.text.layout import Layout, cut_reply, read_layout
+from graph.protocols.text.step import ReactStep, call_step, error, final
 from graph.protocols.text.toolset import Toolset, toolset_of
 from graph.protocols.text.unlabeled import call_line, unwritten_step
 
 __all__ = ["MAX_REPLY", "ReactStep", "clean_reply", "parse_react"]
 
-Kind = Literal["action", "final", "error"]
 ToolsArg = Sequence[BaseTool | str | Mapping[str, Any]] | None
 MAX_REPLY = 1_000_000
 _CALL_TAIL = re.compile(r"(?:```[\w-]*|<tool_call>|\[TOOL_CALLS\])\s*$")
-
-
-@dataclass(frozen=True)
-class ReactStep:
-    """One parsed reply: an action to run, a final answer, or a parse error."""
-
-    kind: Kind
-    thought: str = ""
-    tool: str | None = None
-    tool_input: dict[str, Any] | str | None = None
-    answer: str | None = None
-    error: str | None = None
-    note: str | None = None
-    read: str = ""  # the step as read (module docstring); empty for a reply that was not read
 
 
 def parse_react(text: str, tools: ToolsArg = None) -> ReactStep:
@@ -116,7 +95,7 @@ def parse_react(text: str, tools: ToolsArg = None) -> ReactStep:
     try:
         text = text if isinstance(text, str) else str(text)
         if len(text) > MAX_REPLY:
-            return _error(f"the reply is {len(text):,} characters long; replies over "
+            return error(f"the reply is {len(text):,} characters long; replies over "
                           f"{MAX_REPLY:,} characters are not read")  # fmt: skip
         toolset = toolset_of(tools) if tools is not None else None
         canonical = canonical_action(text, toolset)
@@ -125,7 +104,7 @@ def parse_react(text: str, tools: ToolsArg = None) -> ReactStep:
             return ReactStep("action", thought, tool, args, read=read)
         return _Reply(text, toolset).read()
     except Exception as exc:  # a safety net: the agent must survive any reply
-        return _error(f"the reply could not be read ({type(exc).__name__}: {exc})")
+        return error(f"the reply could not be read ({type(exc).__name__}: {exc})")
 
 
 def read_in_full(text: str, tools: ToolsArg = None) -> ReactStep:
@@ -139,17 +118,6 @@ def clean_reply(text: str, tools: ToolsArg = None) -> str:
     reply in later requests, in place of the raw text. `parse_react(text).read` is the same
     without a second reading."""
     return parse_react(text, tools).read
-
-
-def _error(message: str, thought: str = "") -> ReactStep:
-    return ReactStep(kind="error", thought=thought, error=message)
-
-
-def _final(answer: str, thought: str) -> ReactStep:
-    answer = unfence(answer)
-    if not answer:
-        return _error("the Final Answer is empty", thought)
-    return ReactStep(kind="final", thought=thought, answer=answer)
 
 
 class _Reply:
@@ -170,8 +138,8 @@ class _Reply:
     def _read(self, text: str) -> ReactStep:
         if not text.strip():
             if "</think" in self.raw.lower():
-                return _error("the reply holds only a <think> block; write the step after it")
-            return _error("the reply is empty")
+                return error("the reply holds only a <think> block; write the step after it")
+            return error("the reply is empty")
         layout = read_layout(text)
         step = self._decide(layout)
         if step is None and (split := split_midline(text)) != text:
@@ -202,14 +170,14 @@ class _Reply:
                 blob = None if section.strong else find_blob(body, labeled=False)
                 if blob is None:  # a weak label (`AI:`, `Answer:`) over a call blob is the blob
                     self.stop = section.end
-                    return _final(body, self.thought)
+                    return final(body, self.thought)
                 self.stop = section.body + blob[2]
-                action = self._blob_action(blob[0], index + 1)
+                action = self._checked(blob_action(blob[0], index + 1))
                 return action if isinstance(action, ReactStep) else self._act(action, None)
             if section.kind != ACTION:
                 index += 1
                 continue
-            action = self._action(layout, index)
+            action = self._checked(section_action(layout, index))
             if isinstance(action, ReactStep):
                 return action
             if key(action.name) in NO_TOOL:
@@ -226,21 +194,17 @@ class _Reply:
             prose = prose_after(no_tool.raw)
             if prose:
                 self.stop = items[no_tool.next_index - 1].end
-                return _final(prose, self.thought)
-            return _error("the Action names no tool; name one of the tools or give a "
+                return final(prose, self.thought)
+            return error("the Action names no tool; name one of the tools or give a "
                           "Final Answer", self.thought)  # fmt: skip
         return None
 
-    def _action(self, layout: Layout, index: int) -> Action | ReactStep:
-        action = section_action(layout, index)
-        return _error(action, self.thought) if isinstance(action, str) else action
-
-    def _blob_action(self, call: BlobCall, next_index: int) -> Action | ReactStep:
-        action = blob_action(call, next_index)
-        return _error(action, self.thought) if isinstance(action, str) else action
+    def _checked(self, action: Action | str) -> Action | ReactStep:
+        """The action read, or the error that says why none could be."""
+        return error(action, self.thought) if isinstance(action, str) else action
 
     def _act(self, action: Action, layout: Layout | None) -> ReactStep:
-        step = self._step(action, action.thought or self.thought)
+        step = call_step(action, action.thought or self.thought, self.toolset)
         extra, capped = action.extra, False
         if layout is not None:
             extra += sum(1 for s in layout.items[action.next_index :] if s.kind == ACTION)
@@ -249,27 +213,8 @@ class _Reply:
             plural = "action was" if extra == 1 else "actions were"
             count = f"at least {extra}" if capped else str(extra)
             note = f"{count} more {plural} ignored: send one Action per reply."
-            return ReactStep(step.kind, step.thought, step.tool, step.tool_input, note=note)
+            return replace(step, note=note)
         return step
-
-    def _step(self, action: Action, thought: str) -> ReactStep:
-        """From a written name and a raw input to a step: resolved and shaped with the tools."""
-        name, raw, toolset = action.name, action.raw, self.toolset
-        if not name.strip():
-            return _error(NO_NAME, thought)
-        tool = toolset.resolve(name) if toolset is not None else None
-        if tool is None and key(name) in FINAL_NAMES:
-            return _final(answer_text(raw), thought)
-        if tool is None and is_sentence(name):
-            return _error(not_a_name(name, toolset.names if toolset else ()), thought)
-        if toolset is None:
-            return ReactStep(kind="action", thought=thought, tool=name, tool_input=plain_input(raw))
-        if tool is None:
-            return _error(toolset.unknown(name), thought)
-        args, problem = toolset.shape(tool, raw)
-        if problem is not None:
-            return _error(problem, thought)
-        return ReactStep(kind="action", thought=thought, tool=tool, tool_input=args)
 
     # -- no decision at line starts --------------------------------------------------------
 
@@ -282,23 +227,24 @@ class _Reply:
         if found is not None and (markup is None or found[1] <= markup.start):
             self.thought = self._thought_before(layout, found[1])
             self.stop = found[2]
-            action = self._blob_action(found[0], 0)
+            action = self._checked(blob_action(found[0], 0))
             return action if isinstance(action, ReactStep) else self._act(action, None)
         if markup is not None:
             self.thought = self._thought_before(layout, markup.start)
             if markup.answer is not None:
-                return _final(markup.answer, self.thought)
+                return final(markup.answer, self.thought)
             if not markup.name:
-                return _error("the arguments tag has no tag naming the tool, such as "
+                return error("the arguments tag has no tag naming the tool, such as "
                               "<tool>name</tool>", self.thought)  # fmt: skip
-            return self._step(Action(clean_name(markup.name), markup.args), self.thought)
+            call = Action(clean_name(markup.name), markup.args)
+            return call_step(call, self.thought, self.toolset)
         if layout.labelled:
             self.stop = None  # unreadable: the reply up to an invented observation
         if any(s.kind == INPUT for s in layout.items):
-            return _error("Action Input without an Action: write `Action: <tool name>` on the "
+            return error("Action Input without an Action: write `Action: <tool name>` on the "
                           "line before it", thought)  # fmt: skip
         if layout.labelled:
-            return _error("no Action or Final Answer after the Thought", thought)
+            return error("no Action or Final Answer after the Thought", thought)
         return self._unlabeled(layout)
 
     def _thought_before(self, layout: Layout, start: int) -> str:
@@ -316,13 +262,13 @@ class _Reply:
         """A reply without any label: an answer, unless it is plainly an unwritten step."""
         call = call_line(layout.text, self.toolset)
         if call is not None:
-            return self._step(call, "")
+            return call_step(call, "", self.toolset)
         if unclosed_reasoning(self.raw):
-            return _error("the reply is reasoning that never reaches </think>; close the "
+            return error("the reply is reasoning that never reaches </think>; close the "
                           "reasoning, then write the step")  # fmt: skip
         names = self.toolset.names if self.toolset is not None else ()
         problem = unwritten_step(layout.text, layout.scanner, names)
-        return _error(problem) if problem is not None else _final(layout.text, "")
+        return error(problem) if problem is not None else final(layout.text, "")
 
 
 def _action_stop(layout: Layout, action: Action) -> int:
