@@ -42,6 +42,7 @@ from graph.models.local.model_file import (
     model_path,
     stderr_progress,
 )
+from graph.models.local.native import NativeModel
 from graph.models.local.sizing import DEFAULT_CONTEXT, cpu_count
 
 IN_PROCESS_URL = "in-process://embedded"  # the base URL of the engine of this process
@@ -105,16 +106,14 @@ class LocalEngine:
             if self.model is None:
                 self.model = model_path(self.progress)
             try:
-                self._llm = llama.Llama(
-                    str(self.model),
+                self._llm = NativeModel(
+                    llama,
+                    self.model,
                     n_ctx=self.n_ctx,
-                    n_threads=self.threads,
-                    n_threads_batch=self.threads,
-                    logits_all=False,
-                    swa_full=True,
-                    verbose=False,
+                    threads=self.threads,
+                    plain_buffers=amx_kernels(llama),
                 )
-            except Exception as exc:  # llama-cpp-python raises ValueError with no detail
+            except Exception as exc:  # llama.cpp says why in its log, not in the error
                 detail = "".join(self.log).strip().splitlines()[-3:]
                 raise LocalModelError(
                     f"llama.cpp could not load {self.model}: {exc}"
@@ -130,16 +129,13 @@ class LocalEngine:
             )
             return self
 
-    def supported(self) -> bool:
-        """Whether this llama.cpp build can run the model in this process: not one with AMX
-        kernels (see the module docstring). Without llama_cpp, `start` says what to install."""
+    def preload(self) -> None:
+        """Import llama.cpp now (a fifth of a second), e.g. before the command's own imports;
+        without llama_cpp, `start` says what to install."""
         started = time.monotonic()
-        try:
-            llama_cpp = import_llama()
-        except ImportError:
-            return True
-        self.import_seconds = time.monotonic() - started
-        return b"AMX" not in llama_cpp.llama_print_system_info()
+        with contextlib.suppress(ImportError):
+            import_llama()
+            self.import_seconds = time.monotonic() - started
 
     def _import(self) -> Any:
         try:
@@ -180,7 +176,7 @@ class LocalEngine:
     def _state_place(self, prefix: str) -> tuple[prefix_cache.PrefixKey, Path]:
         llama, llm = self._llama, self._llm
         build = f"{llama.__version__}|{llama.llama_print_system_info().decode(errors='replace')}"
-        context = f"n_ctx={llm.n_ctx()}|swa_full=1|logits_all=0"
+        context = f"n_ctx={llm.n_ctx()}|swa_full=1|logits_all=0|extra_bufts={int(not llm.plain)}"
         key = prefix_cache.PrefixKey.make(self.model, prefix, build, context)
         return key, prefix_cache.state_path(self.model, key)
 
@@ -196,33 +192,21 @@ class LocalEngine:
         if saved != tokens:
             self._say(f"ignored {path} (its tokens are not this prompt's); evaluating again")
             return False
-        llama, llm = self._llama, self._llm
-        buffer = (llama.ctypes.c_uint8 * len(state)).from_buffer(state)
-        if llama.llama_state_set_data(llm.ctx, buffer, len(state)) != len(state):
-            llm.reset()
+        if not self._llm.restore(state, tokens):
             self._say(f"ignored {path} (llama.cpp refused it); evaluating again")
             return False
-        llm.input_ids[: len(tokens)] = tokens
-        llm.n_tokens = len(tokens)
         self._time(f"prefix restored: {len(tokens)} tokens in {time.monotonic() - started:.2f} s")
         return True
 
     def _evaluate(self, tokens: list[int], path: Path, key: prefix_cache.PrefixKey) -> None:
         started = time.monotonic()
-        llm = self._llm
-        reused = self._cached(tokens)
-        llm.n_tokens = reused
-        llm.eval(tokens[reused:])
+        evaluated = self._llm.evaluate(tokens)
         seconds = time.monotonic() - started
-        self._time(f"prefix evaluated: {len(tokens) - reused} tokens in {seconds:.2f} s")
+        self._time(f"prefix evaluated: {evaluated} tokens in {seconds:.2f} s")
         if not self.save_prefix:
             return
-        llama = self._llama
-        size = llama.llama_state_get_size(llm.ctx)
-        buffer = (llama.ctypes.c_uint8 * size)()
-        written = llama.llama_state_get_data(llm.ctx, buffer, size)
         try:
-            prefix_cache.write_state(path, key, tokens, bytes(memoryview(buffer)[:written]))
+            prefix_cache.write_state(path, key, tokens, self._llm.state())
         except OSError as exc:
             self._say(f"could not save the worked examples' state to {path}: {exc}")
             return
@@ -232,19 +216,12 @@ class LocalEngine:
         )
 
     def tokens(self, text: str) -> list[int]:
-        """The tokens `Llama.create_completion` would evaluate for this text."""
-        return self._llm.tokenize(text.encode("utf-8"), add_bos=True, special=True)
+        """The tokens a call evaluates for this text (BOS first, special tokens parsed)."""
+        return self._llm.tokenize(text.encode("utf-8"))
 
     def _cached(self, tokens: list[int]) -> int:
         """How many of these tokens stand at the start of the KV cache already."""
-        llm = self._llm
-        held = llm.input_ids[: min(llm.n_tokens, len(tokens))]
-        same = 0
-        for a, b in zip(held.tolist(), tokens, strict=False):
-            if a != b:
-                break
-            same += 1
-        return same
+        return self._llm.cached(tokens)
 
     # -- a call -----------------------------------------------------------------------------
 
@@ -259,61 +236,41 @@ class LocalEngine:
             raise timeout_error(timeout)
         try:
             self.start()
-            llama, llm = self._llama, self._llm
             tokens = self.tokens(body["prompt"])
-            cached = self._cached(tokens)
-            evaluated = len(tokens) - (cached - 1 if cached == len(tokens) else cached)
+            evaluated = len(tokens) - min(self._cached(tokens), len(tokens) - 1)
             started = time.monotonic()
-            out = self._create(
-                llm,
-                LocalModelRequestError,
-                tokens=tokens,
-                max_tokens=int(body.get("max_tokens") or 16),
-                stop=body.get("stop") or [],
-                # llama.cpp's server defaults where the request names none
-                temperature=float(body.get("temperature", 0.8)),
-                repeat_penalty=float(body.get("repeat_penalty", 1.1)),
-                grammar=body.get("grammar"),
-                stopping_criteria=llama.StoppingCriteriaList([_until(deadline)]),
-            )
+            try:
+                text, written, reason = self._llm.complete(
+                    tokens,
+                    max_tokens=int(body.get("max_tokens") or 16),
+                    stop=body.get("stop") or [],
+                    # llama.cpp's server defaults where the request names none
+                    temperature=float(body.get("temperature", 0.8)),
+                    repeat_penalty=float(body.get("repeat_penalty", 1.1)),
+                    grammar=body.get("grammar"),
+                    past_deadline=lambda: time.monotonic() > deadline,
+                )
+            except ValueError as exc:  # a bad grammar, a prompt longer than the context
+                message = {"error": {"message": str(exc)}}
+                raise LocalModelRequestError(f"HTTP 400: {exc}", 400, message) from None
         finally:
             self._lock.release()
         if time.monotonic() > deadline:
             raise timeout_error(timeout)
-        usage = out.get("usage") or {}
-        call = Call(
-            len(tokens), evaluated, int(usage.get("completion_tokens") or 0),
-            time.monotonic() - started,
-        )  # fmt: skip
+        call = Call(len(tokens), evaluated, written, time.monotonic() - started)
         self.calls.append(call)
         self._time(
             f"call: {call.evaluated} of {call.prompt_tokens} prompt tokens evaluated, "
             f"{call.written} written, {call.seconds:.2f} s"
         )
-        out["usage"] = {**usage, "evaluated_tokens": evaluated}
-        return out
-
-    def _create(self, llm: Any, refused: type[Exception], **request: Any) -> dict[str, Any]:
-        """`create_completion`, with what llama-cpp-python refuses (a bad grammar, a prompt
-        longer than the context) raised as a server would answer it: HTTP 400."""
-        grammar = request.pop("grammar")
-        try:
-            if grammar:
-                self._check(llm, grammar)
-                request["grammar"] = self._llama.LlamaGrammar.from_string(grammar, verbose=False)
-            return llm.create_completion(request.pop("tokens"), **request)
-        except ValueError as exc:
-            raise refused(f"HTTP 400: {exc}", 400, {"error": {"message": str(exc)}}) from None
-
-    def _check(self, llm: Any, grammar: str) -> None:
-        """Raise ValueError unless llama.cpp parses the grammar: llama-cpp-python 0.3 hands
-        an unparsable one to the sampler chain as a null sampler, and the process crashes."""
-        llama = self._llama
-        vocab = llama.llama_model_get_vocab(llm.model)
-        sampler = llama.llama_sampler_init_grammar(vocab, grammar.encode("utf-8"), b"root")
-        if not sampler:
-            raise ValueError(f"llama.cpp cannot parse the grammar: {grammar[:200]!r}")
-        llama.llama_sampler_free(sampler)
+        usage = {
+            "prompt_tokens": len(tokens),
+            "completion_tokens": written,
+            "total_tokens": len(tokens) + written,
+            "evaluated_tokens": evaluated,
+        }
+        choice = {"text": text, "index": 0, "logprobs": None, "finish_reason": reason}
+        return {"object": "text_completion", "choices": [choice], "usage": usage}
 
     # -- what it says -------------------------------------------------------------------------
 
@@ -330,13 +287,6 @@ class LocalEngine:
     def __repr__(self) -> str:
         state = "loaded" if self.running else "not loaded"
         return f"LocalEngine({self.model}, {state})"
-
-
-def _until(deadline: float) -> Any:
-    def past(_tokens: Any, _logits: Any) -> bool:
-        return time.monotonic() > deadline
-
-    return past
 
 
 # llama.cpp's log callback is one per process and llama.cpp keeps its address for good: it is
@@ -357,6 +307,12 @@ def _on_log(_level: int, text: bytes, _user_data: Any) -> None:
     if into is not None:
         with contextlib.suppress(Exception):
             into.append(text.decode("utf-8", "replace"))
+
+
+def amx_kernels(llama_cpp: Any) -> bool:
+    """Whether this llama.cpp build has AMX kernels: then the weights stay in plain CPU
+    buffers (`native.py` says why)."""
+    return b"AMX" in llama_cpp.llama_print_system_info()
 
 
 def import_llama() -> Any:

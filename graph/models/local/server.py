@@ -295,8 +295,6 @@ def local_server(progress: Progress | None = stderr_progress, **options: Any) ->
             return _shared
         if _shared is None:
             _shared = LocalEngine(progress=progress, **options)
-            if not _shared.supported():
-                _shared = LocalServer(progress=progress, **options)
         elif progress is not None:
             _shared.progress = progress
         return _shared.start()
