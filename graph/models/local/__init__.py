@@ -1,6 +1,5 @@
-"""The embedded local model: a small GGUF model run by llama.cpp in this process (or, where
-llama.cpp's build has AMX kernels, by a llama.cpp server this process starts, uses and always
-stops), prompted with worked examples instead of instructions.
+"""The embedded local model: a small GGUF model run by llama.cpp in this process, prompted with
+worked examples instead of instructions.
 
 With the `local` extra installed (`uv sync --extra local`: llama-cpp-python and a GGUF model
 shipped in a PyPI package) the agent runs offline on a real small model:
@@ -12,9 +11,10 @@ shipped in a PyPI package) the agent runs offline on a real small model:
 The package is split by concern:
 
 - `model_file`: which GGUF file (`REACT_AGENT_GGUF` or a packaged model) and its checks;
-- `engine`, `prefix_cache`: the model in this process, and the worked records' KV state saved
-  next to the model file once per machine and restored by every later process;
-- `server`, `server_process`: the managed llama.cpp server process;
+- `engine`, `native`, `prefix_cache`: the model in this process (llama.cpp's C API), and the
+  worked records' KV state saved next to the model file once per machine and restored by
+  every later process;
+- `server`, `server_process`: a managed llama.cpp server process (a GGUF served over HTTP);
 - `completion`, `transport`: `LocalCompletionModel`, the LangChain chat model on either;
 - `hints`, `builtin_hints`: the typed hints a tool carries (worked examples, how its argument
   relates to the question), and those of the built-in tools;

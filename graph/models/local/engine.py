@@ -1,5 +1,5 @@
-"""The embedded model in this process: llama-cpp-python's `Llama` on the GGUF file, one per
-process, with the worked records' evaluation saved once per machine.
+"""The embedded model in this process: the GGUF file loaded by llama.cpp (through its C API,
+`native.py`), one per process, with the worked records' evaluation saved once per machine.
 
 Why in process and not llama.cpp's server: a server is a second interpreter that imports
 FastAPI and uvicorn and loads the model (about a second on two cores) before the first request
@@ -15,12 +15,12 @@ set (spinning OpenMP workers made generation 5-8 times slower beside other busy 
 a full-size sliding-window cache (without it llama.cpp cannot cut the KV cache back to a shared
 prefix, and every call would evaluate the whole prompt again).
 
-Where llama.cpp was built with AMX kernels (`AMX` in its system info), `local_server()` runs
-the server instead: on virtual machines that advertise AMX without enabling it, AMX weight
-buffers crash, and only the server's process can keep the weights out of them.
+Where llama.cpp was built with AMX kernels (`AMX` in its system info) the weights stay in
+plain CPU buffers: on virtual machines that advertise AMX without enabling it, AMX weight
+buffers crash the process at its first matrix product (`native.py`).
 
-A call's deadline is a stopping criterion checked after every generated token (llama-cpp-
-python's public `stopping_criteria`), so it is never a signal raised into llama.cpp.
+A call's deadline is checked after every generated token, so it is never a signal raised into
+llama.cpp.
 """
 
 from __future__ import annotations

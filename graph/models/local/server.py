@@ -1,5 +1,6 @@
-"""The managed llama.cpp server: one subprocess per GGUF file, started on demand, always stopped;
-and `local_server()`, the process's one embedded model (in process where it can be, else this).
+"""The managed llama.cpp server: one subprocess per GGUF file, started on demand, always stopped
+(for a GGUF served to other processes, and the eval's server mode); and `local_server()`, the
+process's one embedded model, which runs in this process.
 
 The server is `python -m llama_cpp.server` (through `server_process.py`) in its own process
 group on a free loopback port. It never outlives this process: `stop()` (context exit,
@@ -279,16 +280,15 @@ def _stop_group(process: subprocess.Popen[bytes], grace: float) -> None:
         process.wait(timeout=grace)
 
 
-_shared: Any = None  # LocalServer | LocalEngine
+_shared: LocalEngine | None = None
 _shared_lock = threading.Lock()
 
 
 def local_server(progress: Progress | None = stderr_progress, **options: Any) -> Any:
     """The process-wide embedded model: started on first call, reused afterwards (restarted if
-    it stopped), stopped at interpreter exit. It runs in this process (`LocalEngine`) unless
-    this llama.cpp build has AMX kernels, then as a server (`LocalServer`; see `engine.py`);
-    either way its `base_url` is what `chat_model` takes. `options` (the class's arguments)
-    apply to the first start."""
+    it stopped), stopped at interpreter exit. It runs in this process (`LocalEngine`), on every
+    llama.cpp build (with AMX kernels too: see `native.py`); its `base_url` is what
+    `chat_model` takes. `options` (the engine's arguments) apply to the first start."""
     global _shared
     with _shared_lock:
         if _shared is not None and _shared.running:
