@@ -14,12 +14,12 @@ import pytest
 
 pytest.importorskip("openinference.instrumentation.langchain", reason="the `tracing` extra")
 
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider  # noqa: E402
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import (  # noqa: E402
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
     InMemorySpanExporter,
 )
 
-from graph.tracing import enable_tracing  # noqa: E402
+from graph.tracing import enable_tracing
 
 
 class Spans:

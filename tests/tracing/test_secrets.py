@@ -68,9 +68,7 @@ def test_no_key_or_authorization_value_is_in_any_span(
     assert not [n for n in names if "api_key" in n.lower() or "authorization" in n.lower()]
 
 
-def test_payloads_off_leaves_no_message_text(
-    traced: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_payloads_off_leaves_no_message_text(traced: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     spans, out = run_over_http(traced, monkeypatch, payloads=False)
     assert out["status"] == "answered"
     text = spans.text()

@@ -78,7 +78,7 @@ def test_a_run_is_a_tree_of_nodes_model_calls_and_tool_calls(traced: Any, protoc
     assert tool_span.end_time > tool_span.start_time
 
     # the model call: the request's messages and the reply as OpenInference attributes
-    first_call = [s for s in spans.all if s.attributes["openinference.span.kind"] == "LLM"][0]
+    first_call = next(s for s in spans.all if s.attributes["openinference.span.kind"] == "LLM")
     attrs = first_call.attributes
     assert attrs["llm.input_messages.1.message.role"] == "user"
     assert attrs["llm.input_messages.1.message.content"] == "say hi"
