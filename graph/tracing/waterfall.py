@@ -12,6 +12,7 @@ full state rebuilt per checkpoint) and `timeline` builds one run's `Timeline`; `
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
@@ -117,7 +118,7 @@ def timeline(
     bars: list[Bar] = []
     pending: list[dict[str, Any]] = []
     number: int | None = None
-    for previous, row in zip(rows, rows[1:], strict=False):
+    for previous, row in itertools.pairwise(rows):
         if row.node.startswith("__"):  # LangGraph's own entry task: no work of the agent's
             continue
         begin, end = _ms(_at(previous), start), _ms(_at(row), _at(previous))
