@@ -20,11 +20,10 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langgraph.constants import TAG_NOSTREAM
 
-from graph.lru import LRU
 from graph.messages import NOTE, RAW, THOUGHT
 from graph.protocols.decisions import Act, Answer, Decision, Invalid
 from graph.protocols.native import decide_native, native_system_prompt
-from graph.protocols.ordering import Ordering, ordered
+from graph.protocols.ordering import ordered
 from graph.protocols.text.chat_model import TextReAct
 from graph.protocols.text.grammar import grammar_for, request_options
 from graph.protocols.text.prompts import OBSERVATION, text_system_prompt, text_transcript
@@ -108,22 +107,13 @@ def request_messages(
 
 
 def system_message(text: str) -> SystemMessage:
-    """The system message for this text, built once while it is in use (a request carries the
-    same prompt at every step). Shared, so never changed in place: a middleware replaces it
-    (`request.override(system_message=...)`), as LangChain's do."""
-    return _SYSTEM.get(text, lambda: SystemMessage(content=text))
-
-
-_SYSTEM = LRU(32)
+    """The system message for this text."""
+    return SystemMessage(content=text)
 
 
 def conversation(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
-    """The messages a model reads: no run errors, each tool result after its call (the last
-    conversation's order reused when this one only grew at its end: `ordering`)."""
-    return _CONVERSATIONS(messages)
-
-
-_CONVERSATIONS = Ordering()
+    """The messages a model reads: no run errors, each tool result after its call."""
+    return ordered(messages)
 
 
 def decide(protocol: str, reply: AIMessage) -> Decision:

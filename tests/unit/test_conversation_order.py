@@ -1,5 +1,5 @@
-"""The conversation a model reads (`graph.protocols.ordering`): the order reused for a
-conversation that grew at its end is the order the whole list gets, whatever was added."""
+"""The conversation a model reads (`graph.protocols.ordering.ordered`): run errors left out,
+each tool result right after the call that asked for it, as chat APIs require."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from graph.messages import MARK
-from graph.protocols.ordering import Ordering, ordered
+from graph.protocols.ordering import ordered
 
 CALL_IDS = ["c1", "c2", "c3", "c4"]
 
@@ -26,62 +26,60 @@ def made(spec: tuple[str, Any, bool]) -> BaseMessage:
     return HumanMessage(content="q", response_metadata=meta)
 
 
-messages = st.tuples(
-    st.sampled_from(["ai", "tool", "human"]), st.just(None), st.booleans()
-).flatmap(
-    lambda spec: st.tuples(
-        st.just(spec[0]),
-        st.lists(st.sampled_from(CALL_IDS), max_size=2)
-        if spec[0] == "ai"
+def test_a_result_written_later_goes_right_after_its_call() -> None:
+    question, call = HumanMessage(content="q"), made(("ai", ["c1"], False))
+    follow_up, result = HumanMessage(content="and?"), made(("tool", "c1", False))
+    assert ordered([question, call, follow_up, result]) == [question, call, result, follow_up]
+
+
+def test_run_errors_are_left_out() -> None:
+    question, error = HumanMessage(content="q"), made(("human", None, True))
+    assert ordered([question, error]) == [question]
+
+
+def test_a_second_result_for_one_call_is_sent_once_and_an_orphan_stays_in_place() -> None:
+    call, first = made(("ai", ["c1"], False)), made(("tool", "c1", False))
+    again = made(("tool", "c1", False))
+    orphan = made(("tool", "c9", False))
+    assert ordered([call, orphan, first, again]) == [call, first, orphan]
+
+
+messages = st.sampled_from(["ai", "tool", "human"]).flatmap(
+    lambda kind: st.tuples(
+        st.just(kind),
+        st.lists(st.sampled_from(CALL_IDS), max_size=2, unique=True)
+        if kind == "ai"
         else st.sampled_from(CALL_IDS),
         st.sampled_from([False, False, False, True]),
     )
 )
-# each step: messages appended, or an earlier message marked in place, or a list cut short
-steps = st.lists(
-    st.one_of(
-        st.tuples(st.just("append"), st.lists(messages, min_size=1, max_size=3)),
-        st.tuples(st.just("mark"), st.integers(0, 20)),
-        st.tuples(st.just("cut"), st.integers(0, 20)),
-    ),
-    min_size=1,
-    max_size=10,
-)
 
 
-@settings(max_examples=400, deadline=None)
-@given(steps)
-def test_the_reused_order_is_the_whole_lists_order(plan: list[tuple[str, Any]]) -> None:
-    ordering = Ordering()
-    conversation: list[BaseMessage] = []
-    for action, detail in plan:
-        if action == "append":
-            conversation = [*conversation, *map(made, detail)]
-        elif action == "mark" and conversation:
-            target = conversation[detail % len(conversation)]
-            target.response_metadata = {MARK: "error"}  # an edit in place
-        elif action == "cut":
-            conversation = conversation[: detail % (len(conversation) + 1)]
-        got = ordering(conversation)
-        expected = ordered(conversation)
-        assert [id(m) for m in got] == [id(m) for m in expected]
-
-
-def test_a_step_and_its_result_are_ordered_without_the_earlier_messages() -> None:
-    ordering = Ordering()
-    first = [HumanMessage(content="q"), made(("ai", ["c1"], False)), made(("tool", "c1", False))]
-    assert ordering(first) == first
-    grown = [*first, made(("ai", ["c2"], False)), made(("tool", "c2", False))]
-    result = ordering(grown)
-    assert result == grown and result[:3] is not first  # a new list, the same messages
-    late = made(("tool", "c1", False))  # a second result for an earlier call: ordered in full
-    assert ordering([*grown, late]) == ordered([*grown, late])
-
-
-def test_a_new_call_that_reuses_an_unanswered_earlier_id_is_ordered_in_full() -> None:
-    ordering = Ordering()
-    first = [HumanMessage(content="q"), made(("ai", ["c1"], False)), HumanMessage(content="r")]
-    ordering(first)
-    grown = [*first, made(("ai", ["c1"], False)), made(("tool", "c1", False))]
-    assert ordering(grown) == ordered(grown)  # the result goes after the first call with its id
-    assert ordering(grown)[2] is grown[4]
+@settings(max_examples=300, deadline=None)
+@given(st.lists(messages, max_size=12))
+def test_each_placed_result_follows_its_call_and_nothing_else_moves(
+    specs: list[tuple[str, Any, bool]],
+) -> None:
+    sent = [made(spec) for spec in specs]
+    got = ordered(sent)
+    kept = [x for x in sent if x.response_metadata.get(MARK) != "error"]
+    # the other messages keep their order; each call id's result is sent once
+    assert [x for x in got if not isinstance(x, ToolMessage)] == [
+        x for x in kept if not isinstance(x, ToolMessage)
+    ]
+    result_ids = [x.tool_call_id for x in got if isinstance(x, ToolMessage)]
+    assert sorted(result_ids) == sorted(
+        {x.tool_call_id for x in kept if isinstance(x, ToolMessage)}
+    )
+    # a result whose call was sent comes in the run of results right after the first such call
+    for position, message in enumerate(got):
+        if not isinstance(message, ToolMessage):
+            continue
+        callers = [
+            i
+            for i, x in enumerate(got)
+            if isinstance(x, AIMessage) and message.tool_call_id in [c["id"] for c in x.tool_calls]
+        ]
+        if callers:
+            between = got[callers[0] + 1 : position]
+            assert all(isinstance(x, ToolMessage) for x in between)

@@ -101,7 +101,7 @@ class TextReAct(BaseChatModel):
         system = [m for m in messages if isinstance(m, SystemMessage)]
         instructions = "\n\n".join(m.text for m in system) or None
         rest = [m for m in messages if not isinstance(m, SystemMessage)]
-        prompt = text_system_prompt(self.tools, instructions)  # type: ignore[arg-type]
+        prompt = text_system_prompt(self.tools, instructions)
         return [SystemMessage(content=prompt), *text_transcript(rest)]
 
     def read(self, reply: BaseMessage) -> AIMessage:

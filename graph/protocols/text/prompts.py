@@ -8,10 +8,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
-from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from graph.lru import LRU
 from graph.messages import MARK_OF, RAW, is_agent_note, kind_of
 from graph.protocols.native import DEFAULT_INSTRUCTIONS
 from graph.support.per_object import CONTENT, METADATA, PerObject
@@ -41,49 +39,25 @@ Use one Action per reply and only the tools listed. When an Observation reports 
 read it and correct your next step."""
 
 
-def tool_spec(tool: BaseTool) -> dict[str, Any]:
+def tool_spec(tool: Any) -> dict[str, Any]:
     """The tool as name, description and JSON-schema parameters (the function-calling shape)."""
     return convert_to_openai_tool(tool)["function"]
 
 
-def render_tool(tool: BaseTool) -> str:
-    """The tool's line in the system prompt, rendered once while the tool lives (the schema
-    is converted again otherwise at every step); a new name, description or schema object
-    renders it again."""
-    if not isinstance(tool, BaseTool):
-        return _tool_line(tool)
-    schema = getattr(tool, "args_schema", None)
-    return _TOOL_LINES.get(tool, (tool.name, tool.description, id(schema)), _tool_line)
-
-
-def _tool_line(tool: BaseTool) -> str:
-    spec = tool_spec(tool)
-    params = json.dumps(spec.get("parameters", {}), ensure_ascii=False, separators=(", ", ": "))
-    return (
-        f"- {spec['name']}: {spec.get('description', '').strip()}\n  Action Input schema: {params}"
-    )
-
-
-_TOOL_LINES: PerObject[str] = PerObject()
-
-
-def text_system_prompt(tools: Sequence[BaseTool], instructions: str | None = None) -> str:
-    """The text-protocol system prompt: instructions, the tools, the reply format. Built once
-    for the same tool lines and instructions (every step of a run asks again): the same
-    string object comes back, so the system message cache finds it without hashing it anew."""
-    lines = tuple(render_tool(t) for t in tools)
-    names = tuple(t.name if isinstance(t, BaseTool) else tool_spec(t)["name"] for t in tools)
-    return _PROMPTS.get((lines, names, instructions), lambda: _prompt(lines, names, instructions))
-
-
-def _prompt(lines: tuple[str, ...], names: tuple[str, ...], instructions: str | None) -> str:
-    tool_list = "\n".join(lines) or "(no tools: answer directly)"
-    listed = ", ".join(names) or "(none)"
+def text_system_prompt(tools: Sequence[Any], instructions: str | None = None) -> str:
+    """The text-protocol system prompt: instructions, the tools (LangChain tools or function
+    specs) with their JSON argument schemas, the reply format."""
+    specs = [tool_spec(tool) for tool in tools]
+    tool_list = "\n".join(map(_tool_line, specs)) or "(no tools: answer directly)"
+    listed = ", ".join(spec["name"] for spec in specs) or "(none)"
     body = _TEXT_FORMAT.format(tool_list=tool_list, tool_names=listed, observation=OBSERVATION)
     return f"{instructions or DEFAULT_INSTRUCTIONS}\n\n{body}"
 
 
-_PROMPTS = LRU(32)
+def _tool_line(spec: dict[str, Any]) -> str:
+    params = json.dumps(spec.get("parameters", {}), ensure_ascii=False, separators=(", ", ": "))
+    description = spec.get("description", "").strip()
+    return f"- {spec['name']}: {description}\n  Action Input schema: {params}"
 
 
 def invalid_reply_observation(error: str, tool_names: Sequence[str]) -> str:

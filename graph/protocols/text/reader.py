@@ -77,7 +77,7 @@ from graph.protocols.text.labels import (
 )
 from graph.protocols.text.layout import Layout, cut_reply, read_layout
 from graph.protocols.text.step import ReactStep, call_step, error, final
-from graph.protocols.text.toolset import Toolset, toolset_of
+from graph.protocols.text.toolset import Toolset
 from graph.protocols.text.unlabeled import call_line, unwritten_step
 
 __all__ = ["MAX_REPLY", "ReactStep", "clean_reply", "parse_react"]
@@ -97,7 +97,7 @@ def parse_react(text: str, tools: ToolsArg = None) -> ReactStep:
         if len(text) > MAX_REPLY:
             return error(f"the reply is {len(text):,} characters long; replies over "
                           f"{MAX_REPLY:,} characters are not read")  # fmt: skip
-        toolset = toolset_of(tools) if tools is not None else None
+        toolset = Toolset(tools) if tools is not None else None
         canonical = canonical_action(text, toolset)
         if canonical is not None:
             thought, tool, args, read = canonical

@@ -26,7 +26,6 @@ from typing import Any
 
 from langchain_core.tools import BaseTool
 
-from graph.lru import LRU
 from graph.protocols.text.arguments import (
     EMPTY_INPUTS,
     CallArgs,
@@ -40,7 +39,6 @@ from graph.protocols.text.arguments import (
     unwrap,
 )
 from graph.protocols.text.blobs import MISSING
-from graph.support.per_object import starts_with
 
 _KEY = re.compile(r"[\W_]+")
 _DESCRIPTION = re.compile(r"[:：]|\s[-–—]\s")
@@ -66,24 +64,16 @@ def _schema_of(tool: Any) -> dict[str, Any]:
         return {}
 
 
-_SPECS = LRU(512)
-
-
 def spec_of(tool: BaseTool | str | Mapping[str, Any]) -> ToolSpec:
-    """The spec of a tool (cached by name, checked by identity: schemas are costly to build)."""
+    """The tool's name, argument schemas and required arguments."""
     if isinstance(tool, str):
         return ToolSpec(tool, {}, ())
     name = tool["name"] if isinstance(tool, Mapping) else tool.name
-    cached = _SPECS.peek(str(name))
-    if cached is not None and cached[0] is tool:
-        return cached[1]
     schema = _schema_of(tool)
     properties = schema.get("properties")
     properties = dict(properties) if isinstance(properties, Mapping) else {}
     required = tuple(r for r in schema.get("required") or () if r in properties)
-    spec = ToolSpec(str(name), properties, required)
-    _SPECS.put(str(name), (tool, spec))
-    return spec
+    return ToolSpec(str(name), properties, required)
 
 
 def _key(name: str) -> str:
@@ -177,26 +167,3 @@ def _needs(spec: ToolSpec) -> str:
         return f"{spec.name} takes no arguments"
     example = {p: f"<{(s or {}).get('type', 'value')}>" for p, s in spec.properties.items()}
     return f"{spec.name} takes {json.dumps(example, ensure_ascii=False)}"
-
-
-class _LastToolset:
-    """The last toolset built for LangChain tools, reused while the same tool objects come back:
-    every step of a run reads its reply with the same tools, and building the name tables
-    anew was a fifth of reading a well-formed reply. Tools given as dicts or names are built
-    each time (a dict can change in place)."""
-
-    def __init__(self) -> None:
-        self._last: tuple[tuple[Any, ...], Toolset | None] = ((), None)
-
-    def __call__(self, tools: Iterable[BaseTool | str | Mapping[str, Any]]) -> Toolset:
-        tools = tuple(tools)
-        seen, toolset = self._last
-        if toolset is not None and len(seen) == len(tools) and starts_with(tools, seen):
-            return toolset
-        toolset = Toolset(tools)
-        if all(isinstance(t, BaseTool) for t in tools):
-            self._last = (tools, toolset)  # one assignment: threads see either
-        return toolset
-
-
-toolset_of = _LastToolset()
