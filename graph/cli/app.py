@@ -15,7 +15,7 @@ import gc
 
 import typer
 
-from graph.cli.commands import info, reading, runs, trace
+from graph.cli.commands import info, reading, runs, trace_run
 
 app = typer.Typer(
     help="A ReAct agent (think, act, observe) on LangGraph. Configure the model with "
@@ -32,7 +32,7 @@ for command in (
     runs.resume,
     reading.history,
     reading.show,
-    trace.trace,
+    trace_run.trace,
     runs.replay,
     reading.threads,
     info.config,
