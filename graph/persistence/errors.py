@@ -45,6 +45,17 @@ class LockLost(PersistenceError):
     """The thread's lock was lost during the run, and the run was stopped."""
 
 
+class ThreadBusy(RuntimeError):
+    """Another process is running this thread right now."""
+
+    @classmethod
+    def of(cls, thread_id: str) -> ThreadBusy:
+        return cls(
+            f"Thread {thread_id} is busy: another run on it is in progress. Wait for it to "
+            f"finish (or stop it), then try again."
+        )
+
+
 def program() -> str:
     """The command as the user typed it, for hints that say how to go on: `uv run react-agent`
     when this process is the `react-agent` command started by `uv run` (a bare `react-agent` is
@@ -89,6 +100,7 @@ __all__ = [
     "LockLost",
     "PersistenceError",
     "StoreError",
+    "ThreadBusy",
     "as_sentences",
     "program",
     "reason_of",

@@ -1,7 +1,7 @@
 """LangGraph's savers with errors a user can act on, and writes fenced by the thread lock.
 
 `guarded(SaverClass)` is a subclass of that LangGraph saver (same constructor, same storage, so
-data stays readable by the plain saver) that changes two things:
+data stays readable by the plain saver) that changes what a failure says, never what is stored:
 
 - a driver error while reading or writing (the PostgreSQL connection closed mid-run, a SQLite
   disk error) becomes `StoreError`, one sentence naming the store, the thread and what was being
@@ -10,8 +10,6 @@ data stays readable by the plain saver) that changes two things:
 - a write for a thread whose lock this run has lost raises `LockLost` (see `fencing`).
 - a write that fails says what the store still holds: the steps before it, to resume; or, when
   the failed write was a new input's (nothing of it saved), that the input must be sent again.
-- delta-channel histories are cached and extended (see `replays`), so a long thread's
-  conversation is not rebuilt from the whole checkpoint chain on every load.
 
 Only public methods of `BaseCheckpointSaver` are overridden, each calling the original.
 """
@@ -21,6 +19,7 @@ from __future__ import annotations
 import functools
 import shlex
 from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import aclosing, contextmanager
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -34,7 +33,6 @@ from graph.persistence.errors import (
     resume_command,
 )
 from graph.persistence.fencing import ensure_held
-from graph.persistence.replays import DeltaHistories, aextend
 
 
 def _thread_of(config: Any) -> str | None:
@@ -73,24 +71,24 @@ class StoreGuard:
         if isinstance(exc, PersistenceError):
             return exc
         thread_id = _thread_of(config)
+        label = self.store_label[:1].upper() + self.store_label[1:]
         if isinstance(exc, self.store_errors):
             reason = reason_of(exc, self.store_secrets)
             if thread_id is None:
-                return StoreError(f"{_cap(self.store_label)} failed while {doing}: {reason}.")
+                return StoreError(f"{label} failed while {doing}: {reason}.")
             if lost is not None:
-                quoted = shlex.quote(thread_id)
                 return StoreError(
-                    f"{_cap(self.store_label)} failed while {doing} thread {thread_id}: "
-                    f"{reason}. The {lost} was not saved and the thread is as it was before it; "
-                    f"once the store can be written again (free some disk space, check its "
-                    f"permissions), send it again: a question with --thread {quoted}, an "
-                    f"approval decision with {resume_command(thread_id)}.",
+                    f"{label} failed while {doing} thread {thread_id}: {reason}. The {lost} was "
+                    f"not saved and the thread is as it was before it; once the store can be "
+                    f"written again (free some disk space, check its permissions), send it "
+                    f"again: a question with --thread {shlex.quote(thread_id)}, an approval "
+                    f"decision with {resume_command(thread_id)}.",
                     thread_id=thread_id,
                 )
             return StoreError(
-                f"{_cap(self.store_label)} failed while {doing} thread {thread_id}: {reason}. "
-                f"The steps saved before are kept; once the store is reachable, continue the run "
-                f"with: {resume_command(thread_id)}",
+                f"{label} failed while {doing} thread {thread_id}: {reason}. The steps saved "
+                f"before are kept; once the store is reachable, continue the run with: "
+                f"{resume_command(thread_id)}",
                 thread_id=thread_id,
             )
         if doing.startswith("reading") and not isinstance(exc, RuntimeError):
@@ -104,147 +102,83 @@ class StoreGuard:
             )
         return exc
 
-    def _reraise(self, exc: Exception, config: Any, doing: str, lost: str | None = None) -> None:
-        failure = self.store_failure(exc, config, doing, lost=lost)
-        if failure is exc:
-            raise exc
-        if isinstance(failure, CorruptCheckpoint):
-            raise failure from exc  # the traceback of a decoding error helps; it holds no secret
-        raise failure from None  # driver text can quote a connection string
+    @contextmanager
+    def _failing(self, config: Any, doing: str = "reading", lost: str | None = None) -> Any:
+        """Raise what `store_failure` makes of an exception of the block. Driver text can quote
+        a connection string, so its traceback is dropped; a decoding error's is kept."""
+        try:
+            yield
+        except Exception as exc:
+            failure = self.store_failure(exc, config, doing, lost=lost)
+            if failure is exc:
+                raise
+            raise failure from (exc if isinstance(failure, CorruptCheckpoint) else None)
 
     # -- reads ----------------------------------------------------------------------------
 
     def get_tuple(self, config: Any) -> Any:
-        try:
+        with self._failing(config):
             return super().get_tuple(config)  # type: ignore[misc]
-        except Exception as exc:
-            self._reraise(exc, config, "reading")
 
     def list(self, config: Any, **kwargs: Any) -> Iterator[Any]:
-        items = super().list(config, **kwargs)  # type: ignore[misc]
-        try:
-            while True:
-                try:
-                    item = next(items)
-                except StopIteration:
-                    return
-                except Exception as exc:
-                    self._reraise(exc, config, "reading")
-                yield item
-        finally:
-            close = getattr(items, "close", None)
-            if close is not None:
-                close()
-
-    def get_delta_channel_history(self, *, config: Any, channels: Sequence[str]) -> Any:
-        key = self.histories.key(config)
-        if (cached := self.histories.get(key, channels)) is not None:
-            return cached
-        try:
-            history = super().get_delta_channel_history(  # type: ignore[misc]
-                config=config, channels=channels
-            )
-        except Exception as exc:
-            self._reraise(exc, config, "reading")
-        return self.histories.put(key, history)
+        with self._failing(config):
+            yield from super().list(config, **kwargs)  # type: ignore[misc]
 
     async def aget_tuple(self, config: Any) -> Any:
-        try:
+        with self._failing(config):
             return await super().aget_tuple(config)  # type: ignore[misc]
-        except Exception as exc:
-            self._reraise(exc, config, "reading")
 
     async def alist(self, config: Any, **kwargs: Any) -> AsyncIterator[Any]:
-        items = super().alist(config, **kwargs)  # type: ignore[misc]
-        try:
-            while True:
-                try:
-                    item = await items.__anext__()
-                except StopAsyncIteration:
-                    return
-                except Exception as exc:
-                    self._reraise(exc, config, "reading")
-                yield item
-        finally:
-            close = getattr(items, "aclose", None)
-            if close is not None:
-                await close()
+        with self._failing(config):
+            async with aclosing(super().alist(config, **kwargs)) as items:  # type: ignore[misc]
+                async for item in items:
+                    yield item
+
+    def get_delta_channel_history(self, *, config: Any, channels: Sequence[str]) -> Any:
+        with self._failing(config):
+            return super().get_delta_channel_history(  # type: ignore[misc]
+                config=config, channels=channels
+            )
 
     async def aget_delta_channel_history(self, *, config: Any, channels: Sequence[str]) -> Any:
-        key = self.histories.key(config)
-        if (cached := self.histories.get(key, channels)) is not None:
-            return cached
-        try:
-            history = None
-            if key is not None and _async_sqlite(self):
-                history = await aextend(self, self.histories, key, channels)
-            if history is None:
-                history = await super().aget_delta_channel_history(  # type: ignore[misc]
-                    config=config, channels=channels
-                )
-        except Exception as exc:
-            self._reraise(exc, config, "reading")
-        return self.histories.put(key, history)
-
-    # -- what the history cache must forget ----------------------------------------------
-
-    @property
-    def histories(self) -> DeltaHistories:
-        """The saver's cache of delta-channel histories (see `replays`), made on first use."""
-        cache = self.__dict__.get("_histories")
-        if cache is None:
-            cache = self.__dict__["_histories"] = DeltaHistories()
-        return cache
-
-    def delete_thread(self, thread_id: str) -> None:
-        self.histories.forget(thread_id)
-        super().delete_thread(thread_id)  # type: ignore[misc]
-
-    async def adelete_thread(self, thread_id: str) -> None:
-        self.histories.forget(thread_id)
-        await super().adelete_thread(thread_id)  # type: ignore[misc]
+        with self._failing(config):
+            return await super().aget_delta_channel_history(  # type: ignore[misc]
+                config=config, channels=channels
+            )
 
     # -- writes: fenced by the thread lock ------------------------------------------------
 
     def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
         ensure_held(config)
-        try:
+        with self._failing(config, *_saving(metadata)):
             return super().put(config, checkpoint, metadata, new_versions)  # type: ignore[misc]
-        except Exception as exc:
-            self._reraise(exc, config, *_saving(metadata))
-
-    def put_writes(self, config: Any, writes: Any, task_id: str, task_path: str = "") -> None:
-        ensure_held(config)
-        self.histories.wrote(config)
-        try:
-            super().put_writes(config, writes, task_id, task_path)  # type: ignore[misc]
-        except Exception as exc:
-            doing, lost = _writing(task_path)
-            if lost is None and _starts(task_path) and not self._stored(config):
-                doing, lost = "saving the new input of", "new input"
-            self._reraise(exc, config, doing, lost)
 
     async def aput(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
         ensure_held(config)
-        try:
+        with self._failing(config, *_saving(metadata)):
             return await super().aput(  # type: ignore[misc]
                 config, checkpoint, metadata, new_versions
             )
-        except Exception as exc:
-            self._reraise(exc, config, *_saving(metadata))
+
+    def put_writes(self, config: Any, writes: Any, task_id: str, task_path: str = "") -> None:
+        ensure_held(config)
+        try:
+            super().put_writes(config, writes, task_id, task_path)  # type: ignore[misc]
+        except Exception:
+            unsaved = _starts(task_path) and not self._stored(config)
+            with self._failing(config, *_writing(task_path, unsaved)):
+                raise
 
     async def aput_writes(
         self, config: Any, writes: Any, task_id: str, task_path: str = ""
     ) -> None:
         ensure_held(config)
-        self.histories.wrote(config)
         try:
             await super().aput_writes(config, writes, task_id, task_path)  # type: ignore[misc]
-        except Exception as exc:
-            doing, lost = _writing(task_path)
-            if lost is None and _starts(task_path) and not await self._astored(config):
-                doing, lost = "saving the new input of", "new input"
-            self._reraise(exc, config, doing, lost)
+        except Exception:
+            unsaved = _starts(task_path) and not await self._astored(config)
+            with self._failing(config, *_writing(task_path, unsaved)):
+                raise
 
     # -- after a failed write: is its checkpoint in the store? ----------------------------
 
@@ -275,20 +209,15 @@ def _saving(metadata: Any) -> tuple[str, str | None]:
     return "saving a checkpoint of", None
 
 
-def _writing(task_path: str) -> tuple[str, str | None]:
+def _writing(task_path: str, unsaved: bool) -> tuple[str, str | None]:
     """What a failed write of pending writes was doing. A step's results carry the path of the
     task that made them, and the step runs again on resume; writes with no task (a new input,
     a state update, an answer to a pause) are saved on the checkpoint before them, ahead of the
-    checkpoint they start, so when they fail nothing of them is in the store."""
-    if task_path:
+    checkpoint they start, so when they fail nothing of them is in the store. `unsaved`: the
+    writes are the input step's and the new input's checkpoint did not reach the store either."""
+    if task_path and not unsaved:
         return "saving a step's result for", None
     return "saving the new input of", "new input"
-
-
-def _async_sqlite(saver: Any) -> bool:
-    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
-    return isinstance(saver, AsyncSqliteSaver)
 
 
 def _starts(task_path: str) -> bool:
@@ -296,10 +225,6 @@ def _starts(task_path: str) -> bool:
     state): when the new input's checkpoint did not reach the store either, nothing of the
     input is saved, and resuming would find the previous run's end."""
     return START in task_path.replace(" ", "").split(",")
-
-
-def _cap(text: str) -> str:
-    return text[:1].upper() + text[1:]
 
 
 @functools.cache

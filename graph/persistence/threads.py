@@ -12,17 +12,21 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from langgraph.checkpoint.memory import InMemorySaver
+
 from graph.persistence.errors import PersistenceError, StoreError
 from graph.persistence.history import last_question
+from graph.persistence.queries import acolumn, column
 from graph.redaction import redact
 from graph.state import run_status
 
 _NEWEST = (
     "SELECT thread_id FROM checkpoints WHERE checkpoint_ns = '' GROUP BY thread_id "
-    "ORDER BY MAX(checkpoint_id) DESC LIMIT {p}"
+    "ORDER BY MAX(checkpoint_id) DESC LIMIT ?"
 )
 
 
@@ -40,9 +44,17 @@ class BrokenThread:
     error: str  # one sentence naming the thread and the store
 
 
-def _guarded_error(saver: Any, exc: Exception) -> Exception:
-    failure = getattr(saver, "store_failure", None)
-    return failure(exc, None, "listing threads") if failure else exc
+@contextmanager
+def _listing(saver: Any) -> Iterator[None]:
+    """A guarded saver's sentence for a store that failed while listing threads."""
+    try:
+        yield
+    except Exception as exc:
+        translate = getattr(saver, "store_failure", None)
+        failure = translate(exc, None, "listing threads") if translate else exc
+        if failure is exc:
+            raise
+        raise failure from None
 
 
 def _memory_ids(saver: Any, limit: int) -> list[str]:
@@ -53,72 +65,22 @@ def _memory_ids(saver: Any, limit: int) -> list[str]:
 
 async def athread_ids(saver: Any, limit: int) -> list[str]:
     """Up to `limit` thread ids, the most recently updated first, no checkpoint decoded."""
-    from langgraph.checkpoint.memory import InMemorySaver
-    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
     if isinstance(saver, InMemorySaver):
         return _memory_ids(saver, limit)
-    try:
-        if isinstance(saver, AsyncSqliteSaver):
-            await saver.setup()
-            async with saver.lock, saver.conn.execute(_NEWEST.format(p="?"), (limit,)) as cur:
-                return [row[0] for row in await cur.fetchall()]
-        if isinstance(saver, AsyncPostgresSaver):
-            return await _postgres_ids_async(saver, limit)
-    except Exception as exc:
-        failure = _guarded_error(saver, exc)
-        if failure is exc:
-            raise
-        raise failure from None
-    return await asyncio.to_thread(thread_ids, saver, limit)
-
-
-async def _postgres_ids_async(saver: Any, limit: int) -> list[str]:
-    from psycopg.rows import tuple_row
-    from psycopg_pool import AsyncConnectionPool
-
-    async with saver.lock:
-        if isinstance(saver.conn, AsyncConnectionPool):
-            async with saver.conn.connection() as conn:
-                cursor = conn.cursor(row_factory=tuple_row)
-                await cursor.execute(_NEWEST.format(p="%s"), (limit,))
-                return [row[0] for row in await cursor.fetchall()]
-        cursor = saver.conn.cursor(row_factory=tuple_row)
-        await cursor.execute(_NEWEST.format(p="%s"), (limit,))
-        return [row[0] for row in await cursor.fetchall()]
+    with _listing(saver):
+        found = await acolumn(saver, _NEWEST, (limit,))
+    return found if found is not None else await asyncio.to_thread(thread_ids, saver, limit)
 
 
 def thread_ids(saver: Any, limit: int) -> list[str]:
     """`athread_ids` for sync savers (SQLite, PostgreSQL, memory)."""
-    from langgraph.checkpoint.memory import InMemorySaver
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
     if isinstance(saver, InMemorySaver):
         return _memory_ids(saver, limit)
-    try:
-        if isinstance(saver, SqliteSaver):
-            with saver.cursor(transaction=False) as cur:
-                cur.execute(_NEWEST.format(p="?"), (limit,))
-                return [row[0] for row in cur.fetchall()]
-        from langgraph.checkpoint.postgres import PostgresSaver
-        from psycopg.rows import tuple_row
-        from psycopg_pool import ConnectionPool
-
-        if isinstance(saver, PostgresSaver):
-            with saver.lock:
-                if isinstance(saver.conn, ConnectionPool):
-                    with saver.conn.connection() as conn:
-                        cursor = conn.cursor(row_factory=tuple_row)
-                        return [r[0] for r in cursor.execute(_NEWEST.format(p="%s"), (limit,))]
-                cursor = saver.conn.cursor(row_factory=tuple_row)
-                return [r[0] for r in cursor.execute(_NEWEST.format(p="%s"), (limit,))]
-    except Exception as exc:
-        failure = _guarded_error(saver, exc)
-        if failure is exc:
-            raise
-        raise failure from None
-    raise TypeError(f"cannot list the threads of a {type(saver).__name__}")
+    with _listing(saver):
+        found = column(saver, _NEWEST, (limit,))
+    if found is None:
+        raise TypeError(f"cannot list the threads of a {type(saver).__name__}")
+    return found
 
 
 class _Lenient:
@@ -185,43 +147,41 @@ def summarize_state(thread_id: str, snapshot: Any) -> ThreadSummary:
     )
 
 
-def _broken(thread_id: str, exc: Exception) -> BrokenThread:
-    if isinstance(exc, PersistenceError):
-        return BrokenThread(thread_id, str(exc))
-    reason = redact(f"{type(exc).__name__}: {exc}".split("\n", 1)[0])
-    return BrokenThread(thread_id, f"Thread {thread_id} cannot be read ({reason}).")
+def _summary(thread_id: str, found: Any) -> ThreadSummary | BrokenThread:
+    """The thread's line from its state, or from why it could not be read (a store that
+    stopped answering is not one thread's fault: it ends the listing)."""
+    if isinstance(found, StoreError):
+        raise found
+    if isinstance(found, PersistenceError):
+        return BrokenThread(thread_id, str(found))
+    if isinstance(found, Exception):
+        reason = redact(f"{type(found).__name__}: {found}".split("\n", 1)[0])
+        return BrokenThread(thread_id, f"Thread {thread_id} cannot be read ({reason}).")
+    return summarize_state(thread_id, found)
 
 
 async def alist_threads(
     agent: Any, limit: int = 50, saver: Any = None
 ) -> AsyncIterator[ThreadSummary | BrokenThread]:
     """The threads of the agent's store (or `saver`), newest first, each read on its own."""
-    saver = saver if saver is not None else agent.checkpointer
-    for thread_id in await athread_ids(saver, limit):
+    for thread_id in await athread_ids(saver if saver is not None else agent.checkpointer, limit):
         try:
-            snapshot = await agent.aget_state({"configurable": {"thread_id": thread_id}})
-        except StoreError:
-            raise
+            found = await agent.aget_state({"configurable": {"thread_id": thread_id}})
         except Exception as exc:
-            yield _broken(thread_id, exc)
-            continue
-        yield summarize_state(thread_id, snapshot)
+            found = exc
+        yield _summary(thread_id, found)
 
 
 def list_threads(
     agent: Any, limit: int = 50, saver: Any = None
 ) -> Iterator[ThreadSummary | BrokenThread]:
     """`alist_threads` for an agent with a sync saver."""
-    saver = saver if saver is not None else agent.checkpointer
-    for thread_id in thread_ids(saver, limit):
+    for thread_id in thread_ids(saver if saver is not None else agent.checkpointer, limit):
         try:
-            snapshot = agent.get_state({"configurable": {"thread_id": thread_id}})
-        except StoreError:
-            raise
+            found = agent.get_state({"configurable": {"thread_id": thread_id}})
         except Exception as exc:
-            yield _broken(thread_id, exc)
-            continue
-        yield summarize_state(thread_id, snapshot)
+            found = exc
+        yield _summary(thread_id, found)
 
 
 __all__ = [

@@ -193,54 +193,6 @@ def test_history_memory_does_not_grow_with_the_thread(tmp_path: Path) -> None:
     assert streamed_40 < full_40 / 10, peaks
 
 
-def test_cached_histories_load_the_same_states_as_the_store(tmp_path: Path) -> None:
-    """Every checkpoint of the shapes thread, loaded through a saver that has cached delta
-    histories while the thread was built and read, equals the same checkpoint loaded through
-    a fresh saver; and a write on an earlier checkpoint drops the later cached ones."""
-    url = f"sqlite:///{tmp_path / 'checkpoints.sqlite'}"
-    with open_saver(url) as saver:
-        agent = build_thread(saver, "shapes")
-        history = list(agent.get_state_history(config("shapes")))
-        cached = [agent.get_state(s.config).values for s in history]
-        head = agent.get_state(history[0].config).values  # cached now: read again from it
-        assert head == cached[0]
-        head_key = saver.histories.key(history[0].config)
-        assert saver.histories.get(head_key, ["messages", "run"])
-        saver.histories.wrote(history[-3].config)
-        assert saver.histories.get(head_key, ["messages"]) is None
-    with open_saver(url) as fresh:
-        agent = agent_on(fresh, [])
-        stored = [agent.get_state(s.config).values for s in history]
-    assert cached == stored
-
-
-def test_extended_histories_on_the_async_store_match_the_full_walk(tmp_path: Path) -> None:
-    """The async SQLite saver extends a cached ancestor's history instead of walking back to
-    the last snapshot: every checkpoint, read oldest first (each one's parent cached) and
-    newest first, loads the same state as LangGraph's own walk on a fresh saver."""
-    url = f"sqlite:///{tmp_path / 'checkpoints.sqlite'}"
-    with open_saver(url) as saver:
-        agent = build_thread(saver, "shapes")
-        history = list(agent.get_state_history(config("shapes")))
-    with open_saver(url) as fresh:
-        agent = agent_on(fresh, [])
-        expected = {
-            s.config["configurable"]["checkpoint_id"]: agent.get_state(s.config).values
-            for s in history
-        }
-
-    async def read(order: list[Any]) -> dict[str, Any]:
-        async with open_async_saver(url) as saver:
-            agent = agent_on(saver, [])
-            return {
-                s.config["configurable"]["checkpoint_id"]: (await agent.aget_state(s.config)).values
-                for s in order
-            }
-
-    assert asyncio.run(read(history[::-1])) == expected
-    assert asyncio.run(read(history)) == expected
-
-
 @pytest.mark.postgres
 def test_streamed_rows_match_on_postgres_sync_and_async() -> None:
     """PostgreSQL pages its ids with its own placeholders; the rows are the same."""
