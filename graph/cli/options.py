@@ -12,9 +12,12 @@ import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+if TYPE_CHECKING:  # pydantic loads when a command resolves its settings, not for `--help`
+    from graph.settings import AgentContext
 
 # One exit status per way a command can end, documented in the README.
 EXIT = {
@@ -116,6 +119,15 @@ class RunOptions:
         """The settings the user actually gave, as AgentContext fields."""
         not_settings = ("checkpointer", "schema")
         return given(**{k: v for k, v in asdict(self).items() if k not in not_settings})
+
+    def context(self) -> AgentContext:
+        """The run's settings, resolved (options over the environment over `.env` over the
+        defaults; a bad value is a ConfigError naming the option or variable that gave it).
+        A command resolves them once and hands the result to what it starts, so every part
+        of one run sees the same values."""
+        from graph.settings import resolve_context
+
+        return resolve_context(self.settings(), labels=self.flags())
 
     def response_format(self) -> dict[str, Any] | None:
         """The JSON schema `--schema` names, read now (a bad file is one sentence, exit 2)."""

@@ -23,21 +23,21 @@ from graph.persistence.errors import program, resume_command
 from graph.persistence.locks import thread_lock
 from graph.persistence.savers import open_async_saver
 from graph.persistence.stores import open_async_store
-from graph.settings import resolve_context
+from graph.settings import AgentContext
 
 T = TypeVar("T")
 
 
-def check(run: RunOptions) -> str:
+def check(run: RunOptions, ctx: AgentContext) -> str:
     """Check what the user can fix before a thread is touched or a model starts: the settings
     (an error names the flag or variable that gave the bad value; max_steps within the cap the
     settings give), the tools and the approval entries (one that names no tool), the schema
-    file, the store URL. Returns the store URL."""
+    file, the store URL. `ctx` is the run's settings, resolved once (`RunOptions.context`).
+    Returns the store URL."""
     from graph.persistence.savers import kind_of
     from graph.tooling.registry import registry_tools
     from tools.mcp.approvals import check_approvals
 
-    ctx = resolve_context(run.settings(), labels=run.flags())
     if ctx.max_steps > ctx.max_steps_cap:
         given = "--max-steps" if run.max_steps is not None else "REACT_AGENT_MAX_STEPS"
         raise Stop(
@@ -63,14 +63,21 @@ class Session:
     """
 
     def __init__(
-        self, saver: Any, run: RunOptions, url: str, *, quiet: bool, store: Any = None
+        self,
+        saver: Any,
+        run: RunOptions,
+        url: str,
+        *,
+        quiet: bool,
+        store: Any = None,
+        ctx: AgentContext | None = None,
     ) -> None:
         from graph.agent import build_graph
         from graph.tooling.registry import registry_tools
 
         options = run.settings()
         if "tools" in options:  # names on the command line, tool objects for build_graph
-            ctx = resolve_context(options, labels=run.flags())
+            ctx = ctx or run.context()
             options["tools"] = registry_tools(ctx.tools, ctx.mcp_config)
         schema = run.response_format()
         self.agent = build_graph(checkpointer=saver, store=store, response_format=schema, **options)
@@ -78,6 +85,7 @@ class Session:
         self.saver = saver
         self.url = url
         self.printer = StepPrinter(quiet=quiet)
+        self.ctx = ctx
         self.started = False
 
     async def ready(self) -> None:
@@ -85,7 +93,7 @@ class Session:
         if not self.started:
             from graph.models.factory import resolve_model
 
-            ctx = resolve_context(self.run.settings(), labels=self.run.flags())
+            ctx = self.ctx or self.run.context()
             await asyncio.to_thread(resolve_model, ctx)
             self.started = True
 
@@ -112,16 +120,19 @@ class Session:
             payload, config = Command(resume=answer), thread
 
 
-async def open_thread(run: RunOptions, thread_id: str, quiet: bool, body: Any) -> Any:
+async def open_thread(
+    run: RunOptions, thread_id: str, quiet: bool, body: Any, ctx: AgentContext | None = None
+) -> Any:
     """Open the checkpoints and the store beside them (the approval and call ledger lives
-    there), take the thread's lock, and run `body(session)`."""
+    there), take the thread's lock, and run `body(session)` (`ctx`: the run's settings,
+    resolved once by the command)."""
     target = store_url(run.checkpointer)
     async with (
         open_async_saver(target) as saver,
         open_async_store(target) as store,
         thread_lock(target, thread_id),
     ):
-        return await body(Session(saver, run, target, quiet=quiet, store=store))
+        return await body(Session(saver, run, target, quiet=quiet, store=store, ctx=ctx))
 
 
 async def with_store(url: str | None, body: Any) -> Any:

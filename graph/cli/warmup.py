@@ -3,18 +3,15 @@
 The embedded model takes about a second before its first answer: llama.cpp loads the model
 file, then the worked records at the head of every prompt are restored from the state saved
 on disk (or, the first time on a machine, evaluated: about two and a half seconds on two
-cores). Loading runs in C with the GIL released, so it overlaps with what this process does
+cores). Loading runs in C with the GIL released (llama.cpp's messages go to the engine's log,
+never to this process's stdout or stderr), so it overlaps with what this process does
 meanwhile: importing LangGraph, building the graph, opening the store. `start_model` does that
 for a question on a new thread whose settings, tools and store are the kind that cannot fail
 later (default store in a folder this user can write, built-in tools); any other run starts
 its model on its first turn, as before. `Session.ready` then finds the model started.
 
-The state folder must be writable for a second reason: while llama.cpp loads the file,
-llama-cpp-python points this process's stdout and stderr at /dev/null (its quiet mode), so an
-error the command printed in that second would be lost.
-
 The thread is not a daemon: a command that ends early (an error, a run with nothing to do)
-waits for the start to finish before the interpreter exits, then stops the server, instead of
+waits for the start to finish before the interpreter exits, then frees the model, instead of
 leaving a thread mid-start while the interpreter shuts down.
 """
 
@@ -27,16 +24,17 @@ from pathlib import Path
 from typing import Any
 
 
-def start_model(run: Any) -> threading.Thread | None:
-    """The run's model started in a background thread (the embedded one: its server up and
-    its worked records evaluated), or None when the run is not one to start early."""
+def start_model(run: Any, ctx: Any = None) -> threading.Thread | None:
+    """The run's model started in a background thread (the embedded one: loaded and its
+    worked records restored), or None when the run is not one to start early. `ctx` is the
+    run's resolved settings (`RunOptions.context`), resolved here when not given."""
     from graph.models.factory import wants_local
-    from graph.settings import resolve_context
 
-    try:
-        ctx = resolve_context(run.settings(), labels=run.flags())
-    except Exception:
-        return None  # the command's own check reports it, in one sentence
+    if ctx is None:
+        try:
+            ctx = run.context()
+        except Exception:
+            return None  # the command's own check reports it, in one sentence
     if not (wants_local(ctx) and _nothing_left_to_check(run, ctx)):
         return None
     thread = threading.Thread(target=_start, args=(ctx,), name="model-start")

@@ -66,9 +66,8 @@ def test_another_endpoint_starts_nothing(
 def test_a_state_folder_it_cannot_create_starts_nothing(
     started: list[Any], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """Opening the store there fails, and its error must not fall into the second in which
-    llama.cpp's quiet load points stderr at /dev/null. (A file where a folder should be: no
-    user, root included, can create the folder.)"""
+    """Opening the store there fails, and the command says so before any model loads. (A file
+    where a folder should be: no user, root included, can create the folder.)"""
     (tmp_path / "a-file").write_text("")
     monkeypatch.setenv("REACT_AGENT_STATE_DIR", str(tmp_path / "a-file" / "state"))
     assert start_model(RunOptions()) is None

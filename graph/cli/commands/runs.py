@@ -48,7 +48,12 @@ def chat(thread: o.Thread = None, *, run: o.RunOptions) -> None:
         from graph.redaction import redact
 
         thread_id = o.thread_id(thread) or uuid.uuid4().hex[:12]
-        url = check(run)
+        ctx = run.context()  # once, for the checks, the model and the agent
+        if not thread:  # a new thread: the model is surely needed, so it loads meanwhile
+            from graph.cli.warmup import start_model
+
+            start_model(run, ctx)
+        url = check(run, ctx)
         # the prompt is for a person: piped input gets none (the answers alone go to stdout)
         prompt = "you> " if is_terminal(sys.stdin) else ""
 
@@ -68,7 +73,7 @@ def chat(thread: o.Thread = None, *, run: o.RunOptions) -> None:
                 if values.get("status") == "error":
                     error(redact(values.get("error")))
 
-        run_turns(open_thread(run, thread_id, False, conversation), thread_id)
+        run_turns(open_thread(run, thread_id, False, conversation, ctx), thread_id)
         say(closing_line(thread_id, url, "chat"))
 
     run_command(body)
@@ -152,19 +157,20 @@ def _run_thread(
 
     def body() -> None:
         first()
+        ctx = run.context()  # once, for the checks, the model and the agent
         if new and not thread:  # no thread to look up: the model is surely needed
             from graph.cli.warmup import start_model
 
-            start_model(run)
+            start_model(run, ctx)
         from graph.cli.session import check, open_thread, report, run_turns
 
         thread_id = o.thread_id(thread) or (uuid.uuid4().hex[:12] if new else "")
-        url = check(run)
+        url = check(run, ctx)
 
         async def on_thread(session: Any) -> tuple[dict[str, Any], bool]:
             return await go(session, thread_id)
 
-        values, paused = run_turns(open_thread(run, thread_id, as_json, on_thread), thread_id)
+        values, paused = run_turns(open_thread(run, thread_id, as_json, on_thread, ctx), thread_id)
         report(values, thread_id, paused, as_json, url)
 
     run_command(body)
