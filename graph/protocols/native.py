@@ -6,6 +6,7 @@ from langchain_core.messages import AIMessage
 
 from graph.messages import new_call_id
 from graph.protocols.decisions import Act, Answer, Decision, Invalid
+from graph.protocols.text.reader import parse_react
 
 DEFAULT_INSTRUCTIONS = (
     "You are a careful assistant. Work out the answer step by step and use the tools whenever "
@@ -50,8 +51,6 @@ def broken_call_error(bad: dict) -> str:
 def _without_label(text: str) -> str:
     """A native answer written in the text protocol's form (`Final Answer: fine`) is the
     answer `fine`: models trained on both formats mix them."""
-    from graph.protocols.text.reader import parse_react
-
     if "answer" not in text.lower():
         return text
     step = parse_react(text)
