@@ -31,44 +31,74 @@ from graph.redaction import redact
 # attribute names that hold a credential whatever their value looks like
 SECRET_NAME = re.compile(r"authorization|api[_\-.]?key|password|passwd|secret|cookie", re.I)
 # environment variables whose values are secrets (masked verbatim wherever they appear)
-SECRET_VARIABLE = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.I)
+SECRET_VARIABLE = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|HEADERS", re.I)
 SHORTEST_SECRET = 8  # shorter values ("true", "on", a port) would mask ordinary words
 PREFIX = "react_agent."
+# What `redact` can change, found by a scan that starts at a literal: a secret-looking name
+# followed by `=` or `:`, a Bearer/Basic/Token credential, a provider-style key, a URL. A text
+# with none of these comes out of `redact` unchanged (tests/tracing/test_redaction.py checks it
+# on its own cases), and most of a span's text is such text: skipping it is what keeps the
+# processor's cost in proportion (redact's patterns cost about 0.7 ms per kB of JSON).
+MAYBE_SECRET = re.compile(
+    r"(?:key|token|secret|passw|pwd|sig|credential|auth)[a-z0-9_\-]*[\"']?\s*[=:]"
+    r"|(?:bearer|basic|token)\s|[spr]k-|://",
+    re.IGNORECASE,
+)
+# The inputs a span repeats from elsewhere, dropped: a graph node's input is the whole state
+# (every message of the thread, again at every node), a model call's `input.value` the whole
+# request serialized (its messages are `llm.input_messages.*`). Kept: a node's output (what it
+# wrote), a tool's input (its arguments), the run's input (the question).
+REPEATED_INPUTS = {
+    "CHAIN": ("input.value", "input.mime_type", "llm.input_messages."),
+    "LLM": ("input.value", "input.mime_type"),
+}
 
 
 def environment_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
-    """The values of the environment's secret-looking variables (`OPENAI_API_KEY`,
-    `AGENT_API_KEYS`' keys, `OTEL_EXPORTER_OTLP_HEADERS`' token, ...), longest first so a key
-    that contains another is masked whole."""
+    """The values of the environment's secret-looking variables (`OPENAI_API_KEY`, the keys of
+    `AGENT_API_KEYS`, the token in `OTEL_EXPORTER_OTLP_HEADERS`, ...), longest first so a key
+    that contains another is masked whole. A value of several parts (`a,b`, `name=value`)
+    gives the parts that hold a digit: the words around them (`authorization`) are not
+    secrets, and masking them would hide them from every span."""
     env = os.environ if environ is None else environ
     found: set[str] = set()
     for name, value in env.items():
         if not SECRET_VARIABLE.search(name):
             continue
-        for part in re.split(r"[,\s=]+", value):
-            if len(part) >= SHORTEST_SECRET:
+        parts = [p for p in re.split(r"[,;\s=]+", value.strip()) if p]
+        if len(parts) == 1 and len(parts[0]) >= SHORTEST_SECRET:
+            found.add(parts[0])
+            continue
+        for part in parts:
+            if len(part) >= SHORTEST_SECRET and any(c.isdigit() for c in part):
                 found.add(part)
-        if len(value) >= SHORTEST_SECRET:
-            found.add(value)
     return sorted(found, key=len, reverse=True)
+
+
+def masked(text: str, secrets: Sequence[str]) -> str:
+    """`redact(text, secrets)`, skipped when nothing in `text` is something it masks."""
+    if MAYBE_SECRET.search(text) or any(s in text for s in secrets):
+        return redact(text, secrets)
+    return text
 
 
 def _clean(value: Any, secrets: Sequence[str]) -> Any:
     if isinstance(value, str):
-        return redact(value, secrets)
+        return masked(value, secrets)
     if isinstance(value, tuple | list):
-        return tuple(redact(v, secrets) if isinstance(v, str) else v for v in value)
+        return tuple(masked(v, secrets) if isinstance(v, str) else v for v in value)
     return value
 
 
 def clean_attributes(
-    attributes: Mapping[str, Any] | None, secrets: Sequence[str]
+    attributes: Mapping[str, Any] | None, secrets: Sequence[str], drop: tuple[str, ...] = ()
 ) -> dict[str, Any]:
-    """`attributes` with credential-named keys dropped and every text redacted."""
+    """`attributes` with credential-named keys (and keys starting with one of `drop`) left out
+    and every text redacted."""
     return {
         key: _clean(value, secrets)
         for key, value in (attributes or {}).items()
-        if not SECRET_NAME.search(key)
+        if not SECRET_NAME.search(key) and not key.startswith(drop)
     }
 
 
@@ -105,9 +135,12 @@ def run_attributes(attributes: Mapping[str, Any]) -> dict[str, Any]:
 
 def cleaned(span: ReadableSpan, secrets: Sequence[str]) -> ReadableSpan:
     """A copy of `span` with no secret in it (and the run's attributes on a root span)."""
-    attributes = clean_attributes(span.attributes, secrets)
+    original = span.attributes or {}
+    kind = original.get("openinference.span.kind")
+    drop = REPEATED_INPUTS.get(kind, ()) if span.parent is not None else ()
+    attributes = clean_attributes(original, secrets, drop)
     # read before redaction, which may leave a JSON output unparsable ("input_tokens": [redacted])
-    attributes.update(clean_attributes(run_attributes(span.attributes or {}), secrets))
+    attributes.update(clean_attributes(run_attributes(original), secrets))
     events = [
         Event(event.name, clean_attributes(event.attributes, secrets), event.timestamp)
         for event in span.events

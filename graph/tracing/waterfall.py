@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
+from graph import messages as m
 from graph.persistence.history import HistoryRow, excerpt, show_input
 
 WIDTH = 32  # characters of the waterfall column
@@ -113,8 +114,8 @@ def timeline(
     last checkpoint, `messages` the run's own messages (after its question)."""
     rows = runs[index]
     start = _at(rows[0])
-    steps = iter([m for m in messages if m.type == "ai" and _is_step(m)])
-    results = {m.tool_call_id: m for m in messages if m.type == "tool"}
+    steps = iter([x for x in messages if x.type == "ai" and _is_step(x)])
+    results = {x.tool_call_id: x for x in messages if x.type == "tool"}
     bars: list[Bar] = []
     pending: list[dict[str, Any]] = []
     number: int | None = None
@@ -126,7 +127,7 @@ def timeline(
         if row.node == "think":
             message = next(steps, None)
             if message is not None:
-                number = int(message.response_metadata.get("react_step") or (number or 0) + 1)
+                number = int(message.response_metadata.get(m.STEP) or (number or 0) + 1)
                 usage = message.usage_metadata or {}
                 bar.step = number
                 bar.input_tokens = int(usage.get("input_tokens", 0))
@@ -175,7 +176,7 @@ def timeline(
 
 def _is_step(message: Any) -> bool:
     """A reply think stored (a step, an answer), not the error or limit notice finish wrote."""
-    return (message.response_metadata or {}).get("react_agent") not in ("error", "limit")
+    return (message.response_metadata or {}).get(m.MARK) not in ("error", "limit")
 
 
 def _tool(call: dict[str, Any], result: Any) -> dict[str, Any]:
@@ -183,7 +184,7 @@ def _tool(call: dict[str, Any], result: Any) -> dict[str, Any]:
     return {
         "name": call.get("name"),
         "args": call.get("args"),
-        "duration_ms": float(meta.get("duration_ms", 0.0)),
+        "duration_ms": float(meta.get(m.DURATION, 0.0)),
         "error": bool(result is not None and result.status == "error"),
         "result": result.text if result is not None else None,
     }
