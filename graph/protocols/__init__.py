@@ -15,17 +15,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langgraph.constants import TAG_NOSTREAM
 
-from graph.messages import NOTE, RAW, THOUGHT
+from graph.messages import NOTE, RAW, THOUGHT, kind_of
 from graph.protocols.decisions import Act, Answer, Decision, Invalid
 from graph.protocols.native import decide_native, native_system_prompt
-from graph.protocols.ordering import ordered
 from graph.protocols.text.chat_model import TextReAct
-from graph.protocols.text.grammar import grammar_for, request_options
+from graph.protocols.text.decoding import request_options
+from graph.protocols.text.grammar import grammar_for
 from graph.protocols.text.prompts import OBSERVATION, text_system_prompt, text_transcript
 
 STOP = [OBSERVATION]
@@ -95,7 +95,7 @@ def request_messages(
     as given to a native model (its content blocks and extras kept, as `create_agent` sends
     it); `TextReAct` reads its text into its own prompt; a model that renders its own prompt
     (`own_prompt`) gets the text protocol's system prompt and transcript."""
-    sent = list(messages) if prepared else ordered(messages)
+    sent = list(messages) if prepared else conversation(messages)
     given = instructions if isinstance(instructions, SystemMessage) else None
     text = given.text if given is not None else instructions
     if protocol == "native":
@@ -112,8 +112,27 @@ def system_message(text: str) -> SystemMessage:
 
 
 def conversation(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
-    """The messages a model reads: no run errors, each tool result after its call."""
-    return ordered(messages)
+    """The messages a model reads: no run errors, and each ToolMessage right after the
+    AIMessage that asked for it, as chat APIs require, even when it was written later (a call
+    answered after the user had moved on); a second result for one call is not sent."""
+    kept = [x for x in messages if kind_of(x) != "error"]
+    results = {x.tool_call_id: x for x in kept if isinstance(x, ToolMessage)}
+    placed: set[str] = set()
+    out: list[BaseMessage] = []
+    for message in kept:
+        if isinstance(message, ToolMessage):
+            if message.tool_call_id not in placed:
+                placed.add(message.tool_call_id)
+                out.append(message)
+            continue
+        out.append(message)
+        if isinstance(message, AIMessage):
+            for call in [*message.tool_calls, *message.invalid_tool_calls]:
+                found = results.get(call.get("id") or "")
+                if found is not None and found.tool_call_id not in placed:
+                    placed.add(found.tool_call_id)
+                    out.append(found)
+    return out
 
 
 def decide(protocol: str, reply: AIMessage) -> Decision:

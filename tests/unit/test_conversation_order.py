@@ -1,4 +1,4 @@
-"""The conversation a model reads (`graph.protocols.ordering.ordered`): run errors left out,
+"""The conversation a model reads (`graph.protocols.conversation`): run errors left out,
 each tool result right after the call that asked for it, as chat APIs require."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from graph.messages import MARK
-from graph.protocols.ordering import ordered
+from graph.protocols import conversation
 
 CALL_IDS = ["c1", "c2", "c3", "c4"]
 
@@ -29,19 +29,19 @@ def made(spec: tuple[str, Any, bool]) -> BaseMessage:
 def test_a_result_written_later_goes_right_after_its_call() -> None:
     question, call = HumanMessage(content="q"), made(("ai", ["c1"], False))
     follow_up, result = HumanMessage(content="and?"), made(("tool", "c1", False))
-    assert ordered([question, call, follow_up, result]) == [question, call, result, follow_up]
+    assert conversation([question, call, follow_up, result]) == [question, call, result, follow_up]
 
 
 def test_run_errors_are_left_out() -> None:
     question, error = HumanMessage(content="q"), made(("human", None, True))
-    assert ordered([question, error]) == [question]
+    assert conversation([question, error]) == [question]
 
 
 def test_a_second_result_for_one_call_is_sent_once_and_an_orphan_stays_in_place() -> None:
     call, first = made(("ai", ["c1"], False)), made(("tool", "c1", False))
     again = made(("tool", "c1", False))
     orphan = made(("tool", "c9", False))
-    assert ordered([call, orphan, first, again]) == [call, first, orphan]
+    assert conversation([call, orphan, first, again]) == [call, first, orphan]
 
 
 messages = st.sampled_from(["ai", "tool", "human"]).flatmap(
@@ -61,7 +61,7 @@ def test_each_placed_result_follows_its_call_and_nothing_else_moves(
     specs: list[tuple[str, Any, bool]],
 ) -> None:
     sent = [made(spec) for spec in specs]
-    got = ordered(sent)
+    got = conversation(sent)
     kept = [x for x in sent if x.response_metadata.get(MARK) != "error"]
     # the other messages keep their order; each call id's result is sent once
     assert [x for x in got if not isinstance(x, ToolMessage)] == [

@@ -44,7 +44,8 @@ from langgraph.constants import TAG_NOSTREAM
 from pydantic import Field
 
 from graph.messages import NOTE, RAW, THOUGHT, new_call_id, refused
-from graph.protocols.text.grammar import grammar_for, request_options
+from graph.protocols.text.decoding import request_options
+from graph.protocols.text.grammar import grammar_for
 from graph.protocols.text.prompts import OBSERVATION, text_system_prompt, text_transcript
 from graph.protocols.text.reader import parse_react
 

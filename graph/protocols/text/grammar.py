@@ -38,26 +38,10 @@ from typing import Any
 
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
+from graph.protocols.text.decoding import request_options, use_grammar  # noqa: F401  re-exported
 from graph.protocols.text.gbnf import Limits, Rules, literal, one_line, repeat
 
 DEFAULT_LIMITS = Limits()
-_SETTINGS = ("auto", "on", "off")
-
-
-def use_grammar(setting: str, *, protocol: str, local: bool) -> bool:
-    """Whether a request carries the grammar: only text-protocol requests ever do; `auto` sends
-    it to the embedded llama.cpp server only (another endpoint may reject the field), `on` to
-    any endpoint (one that understands `grammar`, e.g. your own llama.cpp server), `off` never."""
-    if setting not in _SETTINGS:
-        raise ValueError(
-            f"constrained_decoding must be one of {', '.join(_SETTINGS)}, got {setting!r}"
-        )
-    return protocol == "text" and (setting == "on" or (setting == "auto" and local))
-
-
-def request_options(grammar: str) -> dict[str, Any]:
-    """Keyword arguments for `model.bind(...)` that put the grammar in the request body."""
-    return {"extra_body": {"grammar": grammar}}
 
 
 def grammar_for(
