@@ -48,7 +48,6 @@ class Variant:
     def before(self) -> None:
         if not self.on:
             return
-        from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
             InMemorySpanExporter,
         )
@@ -58,7 +57,6 @@ class Variant:
         self.exporter = InMemorySpanExporter()
         self.tracing = enable_tracing(
             exporter=self.exporter,
-            tracer_provider=TracerProvider(),
             payloads=self.payloads,
             environ={},
         )

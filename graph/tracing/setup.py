@@ -25,6 +25,10 @@ from typing import Any
 from graph.settings import ConfigError
 
 SERVICE = "react-agent"  # the service name when OTEL_SERVICE_NAME does not give one
+# Attributes a span may hold when OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT does not say: the SDK's default
+# (128) is reached by a model call of a 30-message conversation (a role, a text and the calls
+# per message), and the SDK then drops the oldest attributes, the span's kind among them.
+SPAN_ATTRIBUTES = 4096
 MISSING = (
     "Tracing is switched on (OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_TRACES_EXPORTER is set) but its "
     "packages are not installed: install the `tracing` extra (`uv sync --extra tracing`, or "
@@ -79,7 +83,7 @@ def enable_tracing(
         from openinference.instrumentation.langchain import LangChainInstrumentor
         from opentelemetry import trace
         from opentelemetry.sdk.resources import Resource
-        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace import SpanLimits, TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
     except ImportError:
         raise ConfigError(MISSING) from None
@@ -97,7 +101,12 @@ def enable_tracing(
         provider = trace.get_tracer_provider()
     if not isinstance(provider, TracerProvider):
         attributes = {} if env.get("OTEL_SERVICE_NAME") else {"service.name": SERVICE}
-        provider = TracerProvider(resource=Resource.create(attributes))
+        limits = None
+        if not env.get("OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT") and not env.get(
+            "OTEL_ATTRIBUTE_COUNT_LIMIT"
+        ):
+            limits = SpanLimits(max_span_attributes=SPAN_ATTRIBUTES)
+        provider = TracerProvider(resource=Resource.create(attributes), span_limits=limits)
         if from_env:
             trace.set_tracer_provider(provider)
     inner = BatchSpanProcessor(exporter) if batch else SimpleSpanProcessor(exporter)

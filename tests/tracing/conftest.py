@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("openinference.instrumentation.langchain", reason="the `tracing` extra")
 
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
     InMemorySpanExporter,
 )
@@ -74,9 +74,7 @@ def traced() -> Iterator[Callable[..., Spans]]:
     def switch_on(**options: Any) -> Spans:
         exporter = InMemorySpanExporter()
         options.setdefault("environ", {})
-        tracing = enable_tracing(
-            exporter=exporter, tracer_provider=TracerProvider(), batch=False, **options
-        )
+        tracing = enable_tracing(exporter=exporter, batch=False, **options)
         assert tracing is not None, "LangChain was already instrumented"
         active.append(tracing)
         return Spans(exporter)
