@@ -32,15 +32,15 @@ from langgraph.types import Send
 from graph._compat import compiled_as, untraced
 from graph.caller_schemas import context_schema_for
 from graph.checked import SERVED_CONTEXT, AgentGraph
+from graph.loop.bindings import Bindings
+from graph.loop.tasks import to_act
 from graph.middleware.hooks import NODE_HOOKS, hook_node, jumps_of, node_name, with_hook
 from graph.middleware.loading import load_middleware
 from graph.middleware.schema import extended, private_keys
 from graph.nodes.act import make_act
-from graph.nodes.bindings import Bindings
 from graph.nodes.finish import make_finish
 from graph.nodes.observe import make_observe, make_route_after_act
 from graph.nodes.review import make_review
-from graph.nodes.tasks import to_act
 from graph.nodes.think import make_think
 from graph.settings import ConfigError, resolve_context
 from graph.state import LOOP_KEYS, AgentState, InputState, OutputState, RouteState, run_status

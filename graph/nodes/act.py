@@ -1,6 +1,6 @@
 """act: run a step's tool call with LangGraph's `ToolNode` through the middleware's
 `wrap_tool_call` layers (`graph.tooling.execution`), and write its observation. A step of one
-call reaches act by an edge; a step of several sends one task per call (`graph.nodes.tasks`).
+call reaches act by an edge; a step of several sends one task per call (`graph.loop.tasks`).
 
 Each task writes its own ToolMessage, so a crash keeps every call that finished and a resume
 runs only the ones that did not. A failure of any kind is an observation, never an exception
@@ -26,11 +26,11 @@ from langgraph.types import Command, Send
 from graph import messages as m
 from graph._compat import tool_input
 from graph.checked import tool_update_refusal
+from graph.loop.bindings import Bindings
+from graph.loop.tasks import idle, pending_calls
 from graph.middleware.approval_check import SKIPPED, ApprovalCheck
 from graph.middleware.approvals import approval_middleware, needs_approval
 from graph.middleware.chain import async_form
-from graph.nodes.bindings import Bindings
-from graph.nodes.tasks import idle, pending_calls
 from graph.protocols.text.prompts import truncate
 from graph.settings import AgentContext
 from graph.state import ActInput
@@ -83,7 +83,7 @@ def _fanned_out(payloads: list[ActInput]) -> Command:
     """Several pending calls reached act by its edge (a client's `Command(goto="act")`): one
     task per call, as think's route sends them, so each call's result is kept the moment it
     finishes and a pause or crash in one call never runs another call again
-    (`graph.nodes.tasks.to_act`; the route after this task waits for those tasks)."""
+    (`graph.loop.tasks.to_act`; the route after this task waits for those tasks)."""
     return Command(goto=[Send("act", payload) for payload in payloads])
 
 

@@ -3,23 +3,15 @@ caller reads: the answer (or a plain notice of why the run stopped early) and th
 
 from __future__ import annotations
 
-import json
-import time
-from collections.abc import Mapping
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.config import get_stream_writer
 from langgraph.runtime import get_runtime
 
-from graph import messages as m
-from graph.nodes.bindings import Bindings
+from graph.loop.bindings import Bindings
+from graph.loop.closing import closing_update
 from graph.settings import AgentContext, ConfigError
 from graph.state import AgentState
-from graph.steps import derive_steps, run_messages, steps_taken
-from graph.usage import added
-
-STUCK_AFTER = 3  # identical iterations in a row that end a run
 
 
 def make_finish(b: Bindings) -> Any:
@@ -40,81 +32,3 @@ def make_finish(b: Bindings) -> Any:
         return closing
 
     return finish
-
-
-def closing_update(
-    state: Mapping[str, Any],
-    ctx: AgentContext,
-    messages: list[BaseMessage],
-    *,
-    out_of_room: bool = False,
-) -> dict[str, Any]:
-    """The answer and trace of a run that ends with `state["status"]`."""
-    run = state.get("run") or {}
-    status = state.get("status") or "error"
-    update: dict[str, Any] = {}
-    notice = _notice(status, state, ctx, messages, out_of_room)
-    written: list[BaseMessage] = []
-    if notice is not None:
-        answer = state.get("answer") or notice
-        closing = AIMessage(
-            content=answer,
-            response_metadata={m.MARK: "limit", m.NOTICE: notice, m.PROTOCOL: run.get("protocol")},
-        )
-        written.append(closing)
-        update.update(answer=answer, error=None, messages=written)
-    elif status == "error":  # said in the conversation too, so a chat client shows it
-        update["answer"] = None
-        if state.get("error"):
-            written.append(
-                AIMessage(
-                    content=state["error"],
-                    response_metadata={m.MARK: "error", m.PROTOCOL: run.get("protocol")},
-                )
-            )
-            update["messages"] = written
-    in_run = run_messages([*messages, *written], run.get("question_id"))
-    update["steps"] = derive_steps(in_run, run.get("protocol"))
-    update["usage"] = added(run.get("tokens"))
-    return update
-
-
-def _notice(
-    status: str,
-    state: Mapping[str, Any],
-    ctx: AgentContext,
-    messages: list[BaseMessage],
-    out_of_room: bool,
-) -> str | None:
-    run = state.get("run") or {}
-    done = steps_taken(messages, run)
-    steps = f"{done} step{'' if done == 1 else 's'}"
-    if status == "max_steps":
-        if done >= ctx.max_steps and not out_of_room:
-            return (
-                f"I stopped after {steps} without reaching a final answer "
-                f"(the limit is max_steps={ctx.max_steps}). Raise max_steps or ask a narrower "
-                "question."
-            )
-        return (
-            f"I stopped after {steps} without reaching a final answer: the run's "
-            "recursion_limit leaves no room for another step. Raise recursion_limit or max_steps."
-        )
-    if status == "stuck":
-        steps = derive_steps(run_messages(messages, run.get("question_id")))
-        last = next((s for s in reversed(steps) if s["kind"] == "action"), {})
-        shown = json.dumps(last.get("tool_input"), ensure_ascii=False, default=str)
-        return (
-            f"I stopped: the same call ({last.get('tool')} with input {shown}) was made "
-            f"{STUCK_AFTER} times in a row with the same result, so the run was not making "
-            "progress. Rephrase the question or try another model."
-        )
-    if status == "timeout":
-        started = run.get("started_at") or time.time()
-        return (
-            f"I stopped after {time.time() - started:.0f} s, the run's time limit "
-            f"(run_timeout={ctx.run_timeout:g} s), with {done} step(s) done and no final answer; "
-            "the steps so far are in the trace. Ask a narrower question or raise "
-            "REACT_AGENT_RUN_TIMEOUT."
-        )
-    return None

@@ -1,18 +1,18 @@
-"""observe: tell the model what went wrong if its reply was unusable, guard against a loop of
-identical calls, and end the run when its steps run out.
+"""observe: tell the model what went wrong if its reply was unusable, end the run with a
+`return_direct` tool's result, and see every result of a step of several calls.
 
 Tool observations were already written by `act` (each task its own, so a crash keeps every
 finished one), and `think` counts the steps, so an iteration that leaves nothing to observe
 goes from act straight back to think: two supersteps, as in `create_agent`. `route_after_act`
 asks `assess` whether there is anything to write; observe runs when there is (a correction, a
-nudge, a `return_direct` result, the step limit), and after a step of several calls (each call
-is its own act task, and only a node after them sees every result).
+`return_direct` result), and after a step of several calls (each call
+is its own act task, and only a node after them sees every result). The step limit and the
+repeated-call guard are loop policies in think's chain (`graph.policies.step_limit`,
+`graph.policies.repeat_guard`).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -21,17 +21,12 @@ from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime, get_runtime
 
 from graph import messages as m
-from graph.nodes.bindings import Bindings
-from graph.nodes.finish import STUCK_AFTER
-from graph.nodes.tasks import idle, pending_calls
+from graph.loop.bindings import Bindings
+from graph.loop.tasks import idle, pending_calls
 from graph.protocols.native import native_invalid_observation
 from graph.protocols.text.prompts import invalid_reply_observation
 from graph.settings import AgentContext
 from graph.state import AgentState, RouteState
-from graph.steps import steps_taken
-
-AFTER_OBSERVE = 4  # supersteps the next step needs to still end through finish
-WRAP_UP = 2  # think, finish
 
 
 def make_observe(b: Bindings) -> Any:
@@ -101,31 +96,20 @@ def assess(
     if run.get("invalid"):
         written += _correction(b, ctx, run, step, results, tell)
         changes.update(invalid_streak=run.get("invalid_streak", 0) + 1, invalid=None, review=[])
-        repeats = 0
-    else:
-        repeats = repeated_steps(messages)
-        if repeats == STUCK_AFTER - 1:
-            written.append(_nudge(step, tell))
     update: dict[str, Any] = {}
     if written:
         update["messages"] = written
     direct = _returned_directly(b.tools(ctx), step, results)
     if direct is not None:  # a `return_direct` tool's result is the answer, as in ToolNode
         return {**update, "run": changes, "status": "answered", "answer": direct}
-    remaining = state.get("remaining_steps", 10**6) - b.step_hooks - b.closing_hooks
     streak = changes.get("invalid_streak", run.get("invalid_streak", 0))
-    done = steps_taken(messages, run)
-    status = _next(ctx, repeats, streak, done, remaining)
-    if status == "wrap_up":
-        changes["wrap_up"] = True
-    elif status != "running":
-        update["status"] = status
-        if status == "error":
-            update["error"] = (
-                f"The model's last {ctx.max_invalid} replies could not be parsed (last "
-                f"problem: {run.get('invalid') or 'unknown'}); try another model or the "
-                "other protocol (REACT_AGENT_PROTOCOL)."
-            )
+    if streak >= ctx.max_invalid:
+        update["status"] = "error"
+        update["error"] = (
+            f"The model's last {ctx.max_invalid} replies could not be parsed (last "
+            f"problem: {run.get('invalid') or 'unknown'}); try another model or the "
+            "other protocol (REACT_AGENT_PROTOCOL)."
+        )
     if changes:
         update["run"] = changes
     return update or None
@@ -152,50 +136,6 @@ def last_step(messages: list[BaseMessage]) -> tuple[AIMessage | None, list[ToolM
     return None, []
 
 
-def repeated_steps(messages: list[BaseMessage], most: int = STUCK_AFTER) -> int:
-    """How many steps in a row, ending with the last, made the same calls with the same
-    results (at most `most`; 0 when the last step made no call). Derived from the messages,
-    so it needs no bookkeeping and stops at the question that started the run."""
-    steps = 0
-    first: tuple[AIMessage, list[ToolMessage]] | None = None
-    signature: str | None = None  # the last step's, hashed only once another step may match
-    results: list[ToolMessage] = []
-    last: AIMessage | None = None
-    for message in reversed(messages):
-        if m.is_user_message(message):
-            break
-        if isinstance(message, ToolMessage):
-            results.append(message)
-        elif isinstance(message, AIMessage):
-            if not message.tool_calls:
-                break
-            if last is not None and _other_calls(message, last):  # no need to hash results
-                return steps
-            if first is None:
-                first = (message, results)
-            else:
-                signature = signature or call_signature(*first)
-                if call_signature(message, results) != signature:
-                    return steps
-            steps += 1
-            last = message
-            results = []
-            if steps == most:
-                break
-    return steps
-
-
-def _other_calls(step: AIMessage, later: AIMessage) -> bool:
-    """Whether two steps certainly made different calls: other tools, or one call each with
-    other arguments (the cheap test before their results are hashed)."""
-    names = sorted(c["name"] for c in step.tool_calls)
-    if names != sorted(c["name"] for c in later.tool_calls):
-        return True
-    if len(step.tool_calls) == 1:
-        return step.tool_calls[0]["args"] != later.tool_calls[0]["args"]
-    return False
-
-
 def _correction(
     b: Bindings, ctx: AgentContext, run: dict, step: AIMessage | None, results: list, tell: bool
 ) -> list[BaseMessage]:
@@ -215,39 +155,6 @@ def _correction(
     return [m.agent_note(text, "invalid")]
 
 
-def _nudge(step: AIMessage | None, tell: bool) -> BaseMessage:
-    names = ", ".join(dict.fromkeys(c["name"] for c in (step.tool_calls if step else [])))
-    text = (
-        f"You already called {names} with exactly this input and got exactly this result. "
-        "Calling it again will not change the answer: use what you have, try a different "
-        "input or tool, or give your Final Answer."
-    )
-    _tell(text, tell)
-    return m.agent_note(text, "repeat")
-
-
 def _tell(text: str, tell: bool) -> None:
     if tell:
         get_stream_writer()({"event": "observation", "tool": None, "text": text, "is_error": True})
-
-
-def call_signature(step: AIMessage | None, results: list[ToolMessage]) -> str:
-    """What one iteration did: its tools, inputs and observations, as a short digest."""
-    by_id = {r.tool_call_id: r.text for r in results}
-    done = sorted(
-        json.dumps([c["name"], c["args"], by_id.get(c["id"])], sort_keys=True, default=str)
-        for c in (step.tool_calls if step is not None else [])
-    )
-    return hashlib.blake2b("\n".join(done).encode(), digest_size=12).hexdigest()
-
-
-def _next(ctx: AgentContext, repeats: int, streak: int, done: int, remaining: int) -> str:
-    if repeats >= STUCK_AFTER:
-        return "stuck"
-    if streak >= ctx.max_invalid:
-        return "error"
-    if done >= ctx.max_steps or remaining <= AFTER_OBSERVE:
-        if ctx.answer_on_limit and remaining > WRAP_UP:
-            return "wrap_up"
-        return "max_steps"
-    return "running"

@@ -17,6 +17,7 @@ from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import get_runtime
 
+from graph.loop.bindings import Bindings
 from graph.middleware.approval_seal import approval_key, seal
 from graph.middleware.approvals import (
     EDITS,
@@ -26,7 +27,6 @@ from graph.middleware.approvals import (
     unreadable,
     valid_edits,
 )
-from graph.nodes.bindings import Bindings
 from graph.nodes.observe import last_step
 from graph.state import AgentState
 

@@ -1,8 +1,8 @@
 """think: ask the model for the next step, through the middleware's `wrap_model_call` chain,
 and store its decision as standard messages.
 
-Three parts: the plan (`graph.nodes.plan`: settings, protocol, limits, the `ModelRequest`),
-the model call through the chain (its innermost handler is `graph.nodes.model_request`), and
+Three parts: the plan (`graph.loop.plan`: settings, protocol, limits, the `ModelRequest`),
+the model call through the chain (its innermost handler is `graph.loop.request`), and
 the decision read from the `AIMessage` the chain returns. It never runs a tool.
 """
 
@@ -21,13 +21,12 @@ from langgraph.runtime import get_runtime
 from langgraph.types import Command
 
 from graph import messages as m
+from graph.loop.bindings import Bindings
+from graph.loop.plan import Plan, failure, prepare
+from graph.loop.request import aexecute, execute
 from graph.middleware.approvals import needs_approval
 from graph.middleware.chain import achain_model_call, chain_model_call
 from graph.middleware.hooks import observations_marked
-from graph.nodes.bindings import Bindings
-from graph.nodes.model_request import aexecute, execute
-from graph.nodes.plan import Plan, failure, prepare
-from graph.policies.base import RUN_SETTINGS
 from graph.state import AgentState
 from graph.usage import counted, with_tokens
 
@@ -42,13 +41,10 @@ def make_think(b: Bindings) -> tuple[Any, Any]:
                 update = plan.update
             else:
                 chain = chain_model_call(b.model_layers, partial(execute, b, plan, config=config))
-                token = RUN_SETTINGS.set(plan.ctx)
                 try:
                     update = decide(plan, *chain(plan.request))
                 except Exception as exc:
                     update = failure(plan, exc)
-                finally:
-                    RUN_SETTINGS.reset(token)
         return with_tokens(state, update, tokens)
 
     async def athink(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
@@ -60,13 +56,10 @@ def make_think(b: Bindings) -> tuple[Any, Any]:
             else:
                 call = partial(aexecute, b, plan, config=config)
                 chain = achain_model_call(b.model_layers, call)
-                token = RUN_SETTINGS.set(plan.ctx)
                 try:
                     update = decide(plan, *(await chain(plan.request)))
                 except Exception as exc:
                     update = failure(plan, exc)
-                finally:
-                    RUN_SETTINGS.reset(token)
         return with_tokens(state, update, tokens)
 
     return think, athink
@@ -81,6 +74,10 @@ async def _load_tools(b: Bindings) -> None:
             await asyncio.to_thread(b.approvable, ctx)
 
 
+# statuses a loop policy sets to end the run before or at its call (`StepLimit`, `RepeatGuard`)
+ENDED_BY_POLICY = frozenset({"max_steps", "stuck"})
+
+
 def decide(plan: Plan, response: ModelResponse, commands: list[Command]) -> dict[str, Any]:
     """The update for the step the chain returned: tool calls to run, the answer, or a
     correction. A reply a middleware wrote itself (no agent mark) is read by its shape. A step
@@ -93,6 +90,8 @@ def decide(plan: Plan, response: ModelResponse, commands: list[Command]) -> dict
         update["structured_response"] = response.structured_response
     messages = [*update.get("messages", []), *_unique(written, plan)]
     write = get_stream_writer()
+    if update.get("status") in ENDED_BY_POLICY and step is None:  # ended without a call
+        return {**update, "messages": messages} if messages else update
     if step is None:
         changes = _changed(plan, invalid="the model returned no reply", review=[])
         return {**update, "run": {**update.get("run", {}), **changes}, "messages": messages}
@@ -104,9 +103,9 @@ def decide(plan: Plan, response: ModelResponse, commands: list[Command]) -> dict
     thought = step.response_metadata.get(m.THOUGHT) or (step.text if step.tool_calls else "")
     if thought:
         write({"event": "thought", "text": thought})
-    if plan.wrap_up:
+    if update.get("status") == "max_steps":  # the step limit's closing call (`StepLimit`)
         text = step.text.strip() or thought
-        return {**update, "status": "max_steps", "answer": text or None}
+        return {**update, "answer": text or None}
     if kind != "invalid" and not (kind == "step" and step.tool_calls):
         write({"event": "answer", "text": step.text})
         return {**update, "status": "answered", "answer": step.text, "messages": messages}

@@ -3,7 +3,9 @@
 so a user's middleware sees the request they shaped:
 
 - `RunDeadline`: past the run's time limit, no model call is made (status `timeout`);
-- `WrapUp`: after the step limit, one last call with no tools asks for the best answer;
+- `RepeatGuard`: identical steps in a row get a note, then end the run (status `stuck`);
+- `StepLimit`: at the step limit no ordinary call is made: one last call with no tools asks
+  for the best answer (`answer_on_limit`), or the run ends (status `max_steps`);
 - `ContextFit`: a request that would outgrow the window has old tool results cleared, then
   earlier turns left out; the current run's calls stay in sight;
 - `AnswerBudget`: the embedded model gets no tools once it has its results;
@@ -15,13 +17,11 @@ so a user's middleware sees the request they shaped:
 - `EndpointFallback`: the operator's `fallback_models` take over on a connection error, a
   429 or a 5xx (LangChain's `ModelFallbackMiddleware`, with the agent's rule of when).
 
-The ones that only shape the request (the first five) run as one layer of the chain
-(`base.Shapers`), which is the same as nesting them and cheaper at every model call.
-
 They add no graph nodes and no channels: what they read is the run's bookkeeping (`run`), one
-delta channel, so they cost no checkpoint rows. Counting the iterations, the repeated-call
-guard and the corrections of unusable replies act after the tools ran, a point LangChain's
-hooks do not have; they stay in `observe`.
+delta channel, so they cost no checkpoint rows. The step limit and the repeated-call guard
+are `before_model` work done at the start of the chain (the tools' results are in the request
+by then), so they need no node either. The corrections of unusable replies still live in
+`observe` (docs/architecture.md names that exception).
 """
 
 from __future__ import annotations
@@ -37,25 +37,23 @@ if TYPE_CHECKING:
 def loop_policies(b: AgentHost) -> list[AgentMiddleware]:
     """The policies, outermost first, for one compiled graph."""
     from graph.policies.answer_budget import AnswerBudget
-    from graph.policies.base import fused
     from graph.policies.context_fit import ContextFit
     from graph.policies.endpoint_fallback import EndpointFallback
     from graph.policies.quoted_answer import QuotedAnswer
+    from graph.policies.repeat_guard import RepeatGuard
     from graph.policies.run_deadline import RunDeadline
+    from graph.policies.step_limit import StepLimit
     from graph.policies.structured_answer import StructuredAnswer
     from graph.policies.text_fallback import NativeToTextFallback
-    from graph.policies.wrap_up import WrapUp
 
-    return fused(
-        b,
-        [
-            RunDeadline(b),
-            WrapUp(b),
-            ContextFit(b),
-            AnswerBudget(b),
-            QuotedAnswer(b),
-            *([StructuredAnswer(b, b.response_format)] if b.response_format is not None else []),
-            NativeToTextFallback(b),
-            EndpointFallback(b),
-        ],
-    )  # the shaping-only ones run as one layer (`base.fused`)
+    return [
+        RunDeadline(b),
+        RepeatGuard(b),
+        StepLimit(b),
+        ContextFit(b),
+        AnswerBudget(b),
+        QuotedAnswer(b),
+        *([StructuredAnswer(b, b.response_format)] if b.response_format is not None else []),
+        NativeToTextFallback(b),
+        EndpointFallback(b),
+    ]

@@ -3,23 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from contextvars import ContextVar
 from typing import Any, Protocol
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 
 from graph.settings import AgentContext
 
-# The run's settings, set by think around its model call: each policy reads them here instead of
-# resolving the run context again (every policy, every step).
-RUN_SETTINGS: ContextVar[AgentContext | None] = ContextVar("react_agent_settings", default=None)
-
 
 class AgentHost(Protocol):
-    """What the policies read from the graph that hosts them (`graph.nodes.bindings.Bindings`),
+    """What the policies read from the graph that hosts them (`graph.loop.bindings.Bindings`),
     named here so the policies need no import of the layer above them."""
 
     response_format: Any
+    after_think_hooks: int  # supersteps the middleware's node hooks add after think
 
     def context(self, run_context: Any, *, read_env: bool = True) -> AgentContext: ...
 
@@ -48,7 +44,9 @@ class LoopPolicy(AgentMiddleware):
         self.bindings = bindings
 
     def settings(self, request: ModelRequest) -> AgentContext:
-        return RUN_SETTINGS.get() or self.bindings.context(request.runtime.context, read_env=False)
+        """The run's settings, as think resolved them for this run (the host resolves a run
+        context once and hands every later reader the same object)."""
+        return self.bindings.context(request.runtime.context, read_env=False)
 
     @staticmethod
     def run(request: ModelRequest) -> dict[str, Any]:
@@ -64,48 +62,3 @@ class LoopPolicy(AgentMiddleware):
     async def awrap_model_call(self, request: ModelRequest, handler: AsyncHandler) -> ModelResponse:
         shaped = self.shaped(request)
         return shaped if isinstance(shaped, ModelResponse) else await handler(shaped)
-
-
-class Shapers(LoopPolicy):
-    """Consecutive policies that only shape the request, as one layer of think's chain. The
-    same as nesting them: each passes its request on and returns the response as it came;
-    without a level of the chain (two closures, two calls, a response check) per policy at
-    every model call."""
-
-    def __init__(self, bindings: Any, policies: list[LoopPolicy]) -> None:
-        super().__init__(bindings)
-        self.policies = policies
-
-    def shaped(self, request: ModelRequest) -> ModelRequest | ModelResponse:
-        for policy in self.policies:
-            shaped = policy.shaped(request)
-            if isinstance(shaped, ModelResponse):
-                return shaped
-            request = shaped
-        return request
-
-
-def shaping_only(policy: AgentMiddleware) -> bool:
-    """A loop policy that keeps LoopPolicy's wrap: it only shapes the request."""
-    kind = type(policy)
-    return (
-        isinstance(policy, LoopPolicy)
-        and kind.wrap_model_call is LoopPolicy.wrap_model_call
-        and kind.awrap_model_call is LoopPolicy.awrap_model_call
-    )
-
-
-def fused(bindings: Any, policies: list[AgentMiddleware]) -> list[AgentMiddleware]:
-    """The policies with each run of shaping-only ones as one `Shapers` layer, in order."""
-    out: list[AgentMiddleware] = []
-    run: list[LoopPolicy] = []
-    for policy in [*policies, None]:
-        if policy is not None and shaping_only(policy):
-            run.append(policy)  # type: ignore[arg-type]
-            continue
-        if run:
-            out.append(run[0] if len(run) == 1 else Shapers(bindings, run))
-            run = []
-        if policy is not None:
-            out.append(policy)
-    return out

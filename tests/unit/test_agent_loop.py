@@ -14,6 +14,7 @@ from langchain_core.tools import StructuredTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph import build_graph, recursion_limit_for
+from graph.messages import is_agent_note
 from graph.settings import ConfigError
 from tests.support.scripted_model import ScriptedChatModel, action, answer, calls, tool_call
 
@@ -398,7 +399,9 @@ def test_updates_stream_in_node_order() -> None:
 
 def test_observe_runs_when_a_step_leaves_something_to_tell() -> None:
     """Two calls in one step (each its own act task), then the same call three times: observe
-    runs after the pair, tells the model after the second repeat, and ends the third."""
+    runs after the pair (it alone sees both results); the repeat guard, a policy in think's
+    chain, tells the model before its call after the second repeat and ends the run without a
+    call after the third."""
     pair = AIMessage(
         content="",
         tool_calls=[
@@ -412,10 +415,13 @@ def test_observe_runs_when_a_step_leaves_something_to_tell() -> None:
     nodes = [next(iter(u)) for u in updates]
     assert nodes == [
         "think", "act", "act", "observe",  # the pair: observe sees both results
-        "think", "act", "think", "act", "observe",  # the second identical step: a nudge
-        "think", "act", "observe", "finish",  # the third: stuck
+        "think", "act", "think", "act",  # two identical steps
+        "think", "act",  # told before the call, the model makes it a third time
+        "think", "finish",  # stuck: no call
     ]  # fmt: skip
-    assert updates[-2]["observe"]["status"] == "stuck"
+    assert updates[-2]["think"]["status"] == "stuck"
+    told = [x for x in updates[8]["think"]["messages"] if is_agent_note(x)]
+    assert len(told) == 1 and "exactly this result" in told[0].text
 
 
 def test_tools_unsupported_falls_back_to_text_under_auto(mode: str) -> None:

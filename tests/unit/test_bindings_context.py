@@ -7,7 +7,7 @@ import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
-from graph.nodes.bindings import Bindings
+from graph.loop.bindings import Bindings
 from graph.settings import ENV_VARS
 
 

@@ -21,9 +21,9 @@ from langchain_core.tools import BaseTool
 
 from graph import messages as m
 from graph import protocols
-from graph.nodes.bindings import Bindings
-from graph.nodes.model_call import acall_model, call_model
-from graph.nodes.plan import Plan, bounds
+from graph.loop.bindings import Bindings
+from graph.loop.plan import Plan, bounds
+from graph.models.call import acall_model, call_model
 from graph.protocols.text.chat_model import TextReAct, read_text_reply
 from graph.protocols.text.prompts import sent_as, step_as_text
 from graph.tooling.runner import ArgumentsError, coerce_arguments

@@ -3,7 +3,7 @@ the limits that end a run here, and the `ModelRequest` the middleware chain sees
 
 The request holds standard messages and tools whatever the protocol: how the text protocol
 renders them for the model is decided only when the request is executed
-(`graph.nodes.model_request`), so a middleware that changes the messages, the tools, the model
+(`graph.loop.request`), so a middleware that changes the messages, the tools, the model
 or the system prompt changes what is sent.
 """
 
@@ -20,12 +20,13 @@ from langchain_core.runnables import Runnable
 from langgraph.graph.message import add_messages
 from langgraph.runtime import get_runtime
 
+from graph.loop.bindings import Bindings
+from graph.loop.closing import closing_update
+from graph.loop.turn import new_turn
 from graph.messages import ID_OF
 from graph.models import factory
-from graph.nodes.bindings import Bindings
-from graph.nodes.finish import closing_update
-from graph.nodes.model_call import ReplyTooLong
-from graph.nodes.turn import new_turn
+from graph.models.call import ReplyTooLong
+from graph.policies.step_limit import CLOSING_ROOM
 from graph.protocols import conversation
 from graph.redaction import redact
 from graph.settings import AgentContext
@@ -33,8 +34,6 @@ from graph.state import AgentState
 from graph.steps import steps_taken
 from tools.mcp.approvals import check_approvals
 
-# supersteps after think that still end through finish: review, act, observe, finish
-AFTER_THINK = 4
 _NO_ID = frozenset({None, ""})
 
 
@@ -51,7 +50,6 @@ class Plan:
     tools: list[Any] = field(default_factory=list)  # the run's tools (what act can run)
     quotes: list[str] = field(default_factory=list)
     local: bool = False
-    wrap_up: bool = False
     done: bool = False
     known_ids: frozenset[str] = frozenset()
     steps: int = 0  # steps the model already took in this run
@@ -77,9 +75,8 @@ def prepare(b: Bindings, state: AgentState) -> Plan:
     except (ValueError, ImportError, RuntimeError) as exc:  # settings, tool names, MCP servers
         return Plan({**update, "status": "error", "error": redact(exc)}, run, done=True)
     remaining = state.get("remaining_steps", 10**6)
-    wrap_up = bool(run.get("wrap_up"))
     plan = Plan(update, run, ctx)
-    if not wrap_up and remaining <= AFTER_THINK + b.after_think_hooks:
+    if remaining - b.after_think_hooks <= CLOSING_ROOM:  # not even a closing call fits
         return _out_of_room(plan, remaining, view)
     chosen = run.get("protocol") or ctx.protocol
     local = b.is_local(ctx)
@@ -91,7 +88,7 @@ def prepare(b: Bindings, state: AgentState) -> Plan:
     if list(run.get("approve") or []) != approve:  # rides along: a resume keeps the policy
         plan.update["run"] = {**plan.update.get("run", {}), "approve": approve}
     messages = conversation(view)
-    plan.protocol, plan.tools, plan.wrap_up, plan.local = chosen, tools, wrap_up, local
+    plan.protocol, plan.tools, plan.local = chosen, tools, local
     plan.conversation_size = len(messages)
     plan.known_ids = frozenset(map(ID_OF, view)) - _NO_ID  # read in C: every step, every message
     plan.steps = steps_taken(view, run)
@@ -111,8 +108,9 @@ def prepare(b: Bindings, state: AgentState) -> Plan:
 
 
 def _out_of_room(plan: Plan, remaining: int, view: list[BaseMessage]) -> Plan:
-    """The caller's recursion_limit leaves no room for another step: end through finish, or
-    here when even finish does not fit."""
+    """The caller's recursion_limit leaves no room for a call: end through finish, or here
+    when even finish does not fit (the step limit's own end, with or without a closing call,
+    is `graph.policies.step_limit`)."""
     plan.update["status"] = "max_steps"
     plan.done = True
     if remaining <= 1:
