@@ -76,3 +76,14 @@ def test_a_step_rendered_when_it_was_read_is_not_rendered_again() -> None:
     assert text_transcript([step])[0].text == (
         'Thought: double it again\nAction: double\nAction Input: {"number": 2}'
     )
+
+
+def test_a_step_edited_in_place_is_rendered_anew() -> None:
+    """The transcript keeps each step's rendering while the step lives; an edit in place (a
+    person editing a call) is sent as edited, never as first rendered."""
+    call = {"name": "double", "args": {"number": 2}, "id": "call_1", "type": "tool_call"}
+    step = AIMessage(content="double it", tool_calls=[call])
+    rendered = 'Thought: {}\nAction: double\nAction Input: {{"number": 2}}'
+    assert text_transcript([step])[0].text == rendered.format("double it")
+    step.content = "double it again"
+    assert text_transcript([step])[0].text == rendered.format("double it again")
