@@ -93,3 +93,53 @@ def test_llama_cpp_can_log_after_an_engine_is_gone() -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.splitlines()[-1] == "loaded True"
+
+
+# -- greedy decoding under a grammar --------------------------------------------------------
+
+GRAMMARS = [
+    'root ::= " " ("calculator" | "current_time" | "none") "\\n"?',  # the model's pick allowed
+    'root ::= " zebra" | " yellow submarine"',  # its pick refused: the whole vocabulary filtered
+    'root ::= " " [0-9]+ " * " [0-9]+ "\\n"',  # several tokens, some refused
+]
+PROMPT = "Question: What is 17 * 23?\nTool: calculator\nInput:"
+
+
+def _reference(model, tokens: list[int], grammar: str, max_tokens: int) -> str:
+    """llama.cpp's own chain for the same request, the grammar applied to every candidate at
+    every token, then the greedy pick (what llama-cpp-python's `Llama` runs at temperature 0)."""
+    llama = model.llama
+    chain = llama.llama_sampler_chain_init(llama.llama_sampler_chain_default_params())
+    llama.llama_sampler_chain_add(chain, model.grammar(grammar))
+    llama.llama_sampler_chain_add(chain, llama.llama_sampler_init_greedy())
+    written: list[int] = []
+    try:
+        model.evaluate(tokens)
+        while len(written) < max_tokens:
+            token = llama.llama_sampler_sample(chain, model.ctx, -1)
+            if llama.llama_vocab_is_eog(model.vocab, token):
+                break
+            written.append(token)
+            model.evaluate([*tokens, *written])
+    finally:
+        llama.llama_sampler_free(chain)
+    text = b"".join(model.piece(t) for t in written).decode("utf-8", "ignore")
+    return text.split("\n")[0]
+
+
+@pytest.mark.parametrize("grammar", GRAMMARS, ids=["allowed", "refused", "several"])
+def test_greedy_under_a_grammar_picks_what_filtering_every_candidate_picks(grammar: str) -> None:
+    """The best token is checked against the grammar first and the vocabulary filtered only
+    when it is refused: every reply equals llama.cpp's grammar-then-greedy chain's."""
+    from graph.models.local.engine import LocalEngine
+
+    engine = LocalEngine(progress=None, save_prefix=False).start()
+    try:
+        body = {"prompt": PROMPT, "max_tokens": 12, "stop": ["\n"], "grammar": grammar}
+        reply = engine.complete({**body, "temperature": 0.0, "repeat_penalty": 1.0}, 120)
+        model = engine._llm
+        expected = _reference(model, engine.tokens(PROMPT), grammar, 12)
+    finally:
+        engine.stop()
+    assert reply["choices"][0]["text"] == expected
+    assert expected.strip()  # the grammar allowed something and the model wrote it
