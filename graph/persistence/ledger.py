@@ -28,17 +28,23 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
+from collections.abc import Generator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from langgraph.store.base import BaseStore
+from langgraph.store.base import BaseStore, GetOp, Op, PutOp
 
 from graph.support.files import private_dir, private_file, state_dir
 
 NAMESPACE = ("react_agent", "calls")
 FILE = "ledger.sqlite"
+
+# A ledger operation, written once for both forms: a generator that yields the store operations
+# it needs one at a time (LangGraph's `Op`s, run by `batch` or `abatch`), is sent each result,
+# and returns its own.
+Plan = Generator[Op, Any, Any]
 
 
 @dataclass(frozen=True)
@@ -57,62 +63,61 @@ class Ledger:
         self.store = store
         self.namespace = (*NAMESPACE, label(thread_id))
 
-    # -- decisions ------------------------------------------------------------------------
-
     def claim(self, decision: str, call_id: str) -> bool:
         """Spend `decision` on `call_id`; False when it was spent before (ask again)."""
-        key = f"decision/{decision}"
-        with _LOCK:
-            if self.store.get(self.namespace, key) is not None:
-                return False
-            self.store.put(self.namespace, key, {"call": call_id}, index=False)
-        return True
+        return _run(self.store, self._claim(decision, call_id))
 
     async def aclaim(self, decision: str, call_id: str) -> bool:
-        key = f"decision/{decision}"
-        if await _aget(self.store, self.namespace, key) is not None:
-            return False
-        await _aput(self.store, self.namespace, key, {"call": call_id})
-        return True
+        return await _arun(self.store, self._claim(decision, call_id))
 
     def release(self, decision: str) -> None:
         """Give `decision` back: its call paused inside (an `interrupt()` of the tool's own),
         and the resume runs it on the same decision."""
-        self.store.delete(self.namespace, f"decision/{decision}")
+        _run(self.store, self._put(f"decision/{decision}", None))
 
     async def arelease(self, decision: str) -> None:
-        key = f"decision/{decision}"
-        if _local(self.store):
-            self.store.delete(self.namespace, key)
-            return
-        try:
-            await self.store.adelete(self.namespace, key)
-        except NotImplementedError:
-            await asyncio.to_thread(self.store.delete, self.namespace, key)
-
-    # -- attempts -------------------------------------------------------------------------
+        await _arun(self.store, self._put(f"decision/{decision}", None))
 
     def start(self, task_id: str, call_id: str) -> Attempt:
         """Record that this task starts the call (before its side effect)."""
-        key = f"attempt/{task_id}/{call_id}"
-        with _LOCK:
-            item = self.store.get(self.namespace, key)
-            attempt = _attempt(key, item.value if item is not None else None)
-            self.store.put(self.namespace, key, _started(attempt), index=False)
-        return attempt
+        return _run(self.store, self._start(task_id, call_id))
 
     async def astart(self, task_id: str, call_id: str) -> Attempt:
-        key = f"attempt/{task_id}/{call_id}"
-        item = await _aget(self.store, self.namespace, key)
-        attempt = _attempt(key, item.value if item is not None else None)
-        await _aput(self.store, self.namespace, key, _started(attempt))
-        return attempt
+        return await _arun(self.store, self._start(task_id, call_id))
 
     def finish(self, attempt: Attempt) -> None:
-        self.store.put(self.namespace, attempt.key, _finished(attempt), index=False)
+        _run(self.store, self._put(attempt.key, _counts(attempt, finished=True)))
 
     async def afinish(self, attempt: Attempt) -> None:
-        await _aput(self.store, self.namespace, attempt.key, _finished(attempt))
+        await _arun(self.store, self._put(attempt.key, _counts(attempt, finished=True)))
+
+    # -- the operations, as plans ---------------------------------------------------------
+
+    def _put(self, key: str, value: dict[str, Any] | None) -> Plan:
+        """Write `value` (None deletes)."""
+        yield PutOp(self.namespace, key, value, index=False)
+
+    def _claim(self, decision: str, call_id: str) -> Plan:
+        key = f"decision/{decision}"
+        if (yield GetOp(self.namespace, key)) is not None:
+            return False
+        yield PutOp(self.namespace, key, {"call": call_id}, index=False)
+        return True
+
+    def _start(self, task_id: str, call_id: str) -> Plan:
+        key = f"attempt/{task_id}/{call_id}"
+        item = yield GetOp(self.namespace, key)
+        value = item.value if item is not None else {}
+        started, finished = int(value.get("started", 0)), int(value.get("finished", 0))
+        attempt = Attempt(key, max(started - finished, 0), finished)
+        yield PutOp(self.namespace, key, _counts(attempt, finished=False), index=False)
+        return attempt
+
+
+def _counts(attempt: Attempt, *, finished: bool) -> dict[str, int]:
+    """What the record of `attempt` says once it started (or, `finished`, once it ended)."""
+    total = attempt.earlier + attempt.finished + 1
+    return {"started": total, "finished": total if finished else attempt.finished}
 
 
 def label(thread_id: str) -> str:
@@ -124,46 +129,36 @@ def label(thread_id: str) -> str:
 _LOCK = threading.Lock()  # get-then-put of parallel calls in one process
 
 
-def _attempt(key: str, value: dict[str, Any] | None) -> Attempt:
-    started = int((value or {}).get("started", 0))
-    finished = int((value or {}).get("finished", 0))
-    return Attempt(key, max(started - finished, 0), finished)
+def _run(store: BaseStore, plan: Plan) -> Any:
+    """Carry a plan out with the store's sync `batch`, one plan at a time in this process."""
+    with _LOCK:
+        try:
+            result = None
+            while True:
+                result = store.batch([plan.send(result)])[0]
+        except StopIteration as done:
+            return done.value
 
 
-def _started(attempt: Attempt) -> dict[str, int]:
-    return {"started": attempt.earlier + attempt.finished + 1, "finished": attempt.finished}
-
-
-def _finished(attempt: Attempt) -> dict[str, int]:
-    total = attempt.earlier + attempt.finished + 1
-    return {"started": total, "finished": total}
-
-
-async def _aget(store: BaseStore, namespace: tuple[str, ...], key: str) -> Any:
-    if _local(store):
-        return store.get(namespace, key)
-    try:
-        return await store.aget(namespace, key)
-    except NotImplementedError:  # a sync-only store
-        return await asyncio.to_thread(store.get, namespace, key)
-
-
-async def _aput(store: BaseStore, namespace: tuple[str, ...], key: str, value: dict) -> None:
-    if _local(store):
-        store.put(namespace, key, value, index=False)
-        return
-    try:
-        await store.aput(namespace, key, value, index=False)
-    except NotImplementedError:
-        await asyncio.to_thread(store.put, namespace, key, value, index=False)
-
-
-def _local(store: BaseStore) -> bool:
-    """LangGraph's sync SqliteStore (the fallback file): a local write of a fraction of a
-    millisecond, done in place rather than on a worker thread (it has no async form)."""
+async def _arun(store: BaseStore, plan: Plan) -> Any:
+    """Carry a plan out with `abatch`; on LangGraph's sync SqliteStore (the fallback file: a
+    local write of a fraction of a millisecond, and no async form) with `batch` in place, and
+    on another sync-only store on a worker thread."""
     from langgraph.store.sqlite import SqliteStore
 
-    return isinstance(store, SqliteStore)
+    try:
+        result = None
+        while True:
+            ops = [plan.send(result)]
+            if isinstance(store, SqliteStore):
+                result = store.batch(ops)[0]
+                continue
+            try:
+                result = (await store.abatch(ops))[0]
+            except NotImplementedError:  # a sync-only store
+                result = (await asyncio.to_thread(store.batch, ops))[0]
+    except StopIteration as done:
+        return done.value
 
 
 def ledger_for(store: BaseStore | None, thread_id: str | None) -> Ledger | None:
