@@ -44,15 +44,20 @@ class Tracing:
     provider: Any  # opentelemetry.sdk.trace.TracerProvider
     processor: Any  # the RedactingSpanProcessor added to it
     instrumentor: Any  # LangChainInstrumentor
+    owned: bool = False  # the provider was made here (and is nobody else's)
 
     def flush(self, timeout_millis: int = 30000) -> bool:
         return bool(self.processor.force_flush(timeout_millis))
 
     def shutdown(self) -> None:
-        """Uninstrument LangChain and flush and stop this processor (the provider is left to
-        whoever else uses it)."""
+        """Uninstrument LangChain and flush and stop this processor; a provider made here is
+        shut down with it (so its exit handler does not stop the processor a second time), one
+        given or found is left to whoever else uses it."""
         self.instrumentor.uninstrument()
-        self.processor.shutdown()
+        if self.owned:
+            self.provider.shutdown()
+        else:
+            self.processor.shutdown()
 
 
 def enable_tracing(
@@ -99,7 +104,8 @@ def enable_tracing(
     provider = tracer_provider
     if provider is None and from_env:
         provider = trace.get_tracer_provider()
-    if not isinstance(provider, TracerProvider):
+    owned = not isinstance(provider, TracerProvider)
+    if owned:
         attributes = {} if env.get("OTEL_SERVICE_NAME") else {"service.name": SERVICE}
         limits = None
         if not env.get("OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT") and not env.get(
@@ -115,7 +121,7 @@ def enable_tracing(
     hidden = payloads is False
     config = TraceConfig(hide_inputs=True, hide_outputs=True) if hidden else TraceConfig()
     instrumentor.instrument(tracer_provider=provider, config=config, skip_dep_check=True)
-    return Tracing(provider, processor, instrumentor)
+    return Tracing(provider, processor, instrumentor, owned=owned)
 
 
 def exporter_from_environment(env: Mapping[str, str]) -> Any:
