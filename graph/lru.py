@@ -1,7 +1,5 @@
 """A small least-recently-used cache with a fixed bound: every cache in the project is one of
-these, keyed by values (never by `id()`), so none grows without limit. The one exception is
-`graph.support.per_object.PerObject`, a value per live message: its entries go with their
-objects, and a weak reference makes a reused address a miss."""
+these, keyed by values (never by `id()`), so none grows without limit."""
 
 from __future__ import annotations
 

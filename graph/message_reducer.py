@@ -1,12 +1,5 @@
-"""The conversation's reducer: LangGraph's `add_messages`, over a batch of writes at once, with
-a shortcut for the common case and a refusal in one sentence for a write that is not a message.
-
-LangGraph runs this reducer four times per iteration (each node's write, and each router's
-fresh copy of the state), and `add_messages` makes several passes in Python over the whole
-conversation each time. Most writes only append new messages, so the reducer first checks
-that (`_only_appends`) and then joins the two lists. The check needs every id the conversation
-holds; the ids of the last conversation checked are kept, so a conversation that grew at its
-end (or a copy of one) costs only its new messages (`_KnownIds`).
+"""The conversation's reducer: LangGraph's `add_messages` over a batch of writes at once, with
+ids that survive a replay and a refusal in one sentence for a write that is not a message.
 `tests/unit/test_message_reducer.py` compares the reducer with `add_messages`.
 """
 
@@ -19,20 +12,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.messages import (
-    AIMessage,
     AnyMessage,
     BaseMessage,
-    BaseMessageChunk,
-    HumanMessage,
     RemoveMessage,
-    SystemMessage,
-    ToolMessage,
     convert_to_messages,
 )
 from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
-
-from graph.messages import ID_OF
-from graph.support.per_object import starts_with
 
 _log = logging.getLogger(__name__)
 
@@ -49,23 +34,14 @@ def add_message_batches(messages: list[AnyMessage], writes: Sequence[Any]) -> li
     stored (`check_messages`, `graph.checked`).
     """
     flat = [m for write in writes for m in (write if isinstance(write, list) else [write])]
-    standard = _STANDARD.issuperset(map(type, flat))  # messages already: nothing to convert
-    if standard:
-        batch = flat
-    else:
-        try:
-            batch = convert_to_messages(flat)
-        except Exception:  # LangChain raises AttributeError for some malformed fields
-            batch = _convertible(flat)
-    if not standard or None in map(ID_OF, batch):
-        for offset, message in enumerate(batch):
-            if not isinstance(message, BaseMessage):  # pragma: no cover - convert_to_messages
-                raise ValueError(f"'messages' update refused: {message!r:.80} is not a message.")
-            if message.id is None:
-                seed = f"{len(messages) + offset}:{message.type}:{message.text}"
-                message.id = str(uuid.uuid5(uuid.NAMESPACE_URL, seed))
-    if _only_appends(messages, batch, standard):
-        return [*messages, *batch]
+    try:
+        batch = convert_to_messages(flat)
+    except Exception:  # LangChain raises AttributeError for some malformed fields
+        batch = _convertible(flat)
+    for offset, message in enumerate(batch):
+        if message.id is None:
+            seed = f"{len(messages) + offset}:{message.type}:{message.text}"
+            message.id = str(uuid.uuid5(uuid.NAMESPACE_URL, seed))
     try:
         return add_messages(messages, batch)
     except ValueError as exc:  # a removal of an id the conversation does not hold
@@ -120,63 +96,6 @@ def unknown_removals(messages: Sequence[Any], value: Any) -> list[str]:
     batch = convert_to_messages(items)
     kept = {id(m) for m in _removable(list(messages), batch)}
     return [m.id for m in batch if id(m) not in kept]
-
-
-def _only_appends(messages: list[AnyMessage], batch: list[BaseMessage], standard: bool) -> bool:
-    """Whether `add_messages` would only append the batch: every id new and distinct, nothing
-    to remove, no chunk to convert (none in a batch of `standard` classes). The stored list is
-    checked by its classes (a snapshot may hold dicts, an `Overwrite` anything) and its ids."""
-    ids = list(map(ID_OF, batch))
-    if len(set(ids)) != len(ids):
-        return False
-    if not standard and any(isinstance(x, _NOT_APPENDED) for x in batch):
-        return False
-    known = _KNOWN(messages)
-    return known is not None and known.isdisjoint(ids)
-
-
-class _KnownIds:
-    """The ids of a conversation of plain messages, or None when it holds anything else (a
-    message without an id, a chunk, a dict). The last conversation asked for is kept with its
-    ids: when the next one starts with those very objects (compared in C), only its new
-    messages are read. Each stored message's id is set before it is stored (the reducer
-    gives one to a message written without) and never changed in place.
-
-    The kept set only grows while it stands for the kept list, and is replaced otherwise, so
-    a thread that reads it while another extends it can only see ids too many: the reducer
-    then takes `add_messages`' path, which gives the same result."""
-
-    def __init__(self) -> None:
-        self._last: tuple[list[Any], set[Any]] = ([], set())
-
-    def __call__(self, messages: Sequence[Any]) -> set[Any] | None:
-        seen, ids = self._last
-        if seen and starts_with(messages, seen):
-            new = messages[len(seen) :]
-        else:
-            new, ids = messages, set()
-        if new:
-            others = set(map(type, new)) - _STANDARD
-            if others and not all(map(_plain, others)):
-                return None
-            added = set(map(ID_OF, new))
-            if None in added:
-                return None
-            ids.update(added)
-            self._last = (list(messages), ids)  # one assignment: threads see either
-        return ids
-
-
-_KNOWN = _KnownIds()
-
-
-def _plain(kind: type) -> bool:
-    """A message class `add_messages` keeps as it is (no conversion, no chunk to merge)."""
-    return issubclass(kind, BaseMessage) and not issubclass(kind, _NOT_APPENDED)
-
-
-_NOT_APPENDED = (RemoveMessage, BaseMessageChunk)
-_STANDARD = frozenset({HumanMessage, AIMessage, ToolMessage, SystemMessage})
 
 
 def check_messages(value: Any) -> None:

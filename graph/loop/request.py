@@ -25,7 +25,7 @@ from graph.loop.bindings import Bindings
 from graph.loop.plan import Plan, bounds
 from graph.models.call import acall_model, call_model
 from graph.protocols.text.chat_model import TextReAct, read_text_reply
-from graph.protocols.text.prompts import sent_as, step_as_text
+from graph.protocols.text.prompts import step_as_text
 from graph.tooling.runner import ArgumentsError, coerce_arguments
 
 
@@ -171,13 +171,9 @@ def _with_text_if_not_derivable(bare: AIMessage, raw: str | None) -> AIMessage:
     """A text step keeps the model's own text only where rendering the stored step gives
     something else (`step_as_text`): a well-formed step renders back to exactly what the model
     wrote, and keeping it twice would store every step's text again in the conversation."""
-    rendered = step_as_text(bare)
-    if raw is None or rendered == raw:
-        sent_as(bare, rendered)
+    if raw is None or step_as_text(bare) == raw:
         return bare
-    stored = bare.model_copy(update={"response_metadata": {**bare.response_metadata, m.RAW: raw}})
-    sent_as(stored, raw)
-    return stored
+    return bare.model_copy(update={"response_metadata": {**bare.response_metadata, m.RAW: raw}})
 
 
 def _fitted(calls: list[dict[str, Any]], tools: list[Any]) -> list[dict[str, Any]]:

@@ -25,16 +25,14 @@ from langgraph.types import Command, Send
 
 from graph import messages as m
 from graph._compat import tool_input
-from graph.checked import tool_update_refusal
 from graph.loop.bindings import Bindings
 from graph.loop.tasks import idle, pending_calls
 from graph.middleware.approval_check import SKIPPED, ApprovalCheck
 from graph.middleware.approvals import approval_middleware, needs_approval
 from graph.middleware.chain import async_form
-from graph.protocols.text.prompts import truncate
 from graph.settings import AgentContext
 from graph.state import ActInput
-from graph.tooling.execution import outputs, tool_node
+from graph.tooling.execution import outputs, tool_node, tool_update_refusal
 
 
 def make_act(b: Bindings) -> tuple[Any, Any]:
@@ -246,3 +244,10 @@ def _ours(
     elif not m.is_our_observation(message):  # an id of the tool's own: a flag says it
         meta[m.OURS] = True
     return message.model_copy(update=update)
+
+
+def truncate(text: str, limit: int) -> str:
+    """Cut an observation to `limit` characters, saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n[... {len(text) - limit:,} more characters cut; {len(text):,} in all]"

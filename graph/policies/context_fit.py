@@ -34,7 +34,6 @@ from graph import messages as m
 from graph.lru import LRU
 from graph.models.local.sizing import DEFAULT_CONTEXT
 from graph.policies.base import LoopPolicy
-from graph.support.per_object import CONTENT, PerObject
 
 DEFAULT_WINDOW = 8192  # when neither the setting nor the model's profile gives one
 PER_MESSAGE = 6  # role and framing tokens of one message
@@ -60,15 +59,8 @@ def estimated_tokens(items: Sequence[Any]) -> int:
 
 def most_tokens(messages: Sequence[BaseMessage]) -> int:
     """An upper bound of `estimated_tokens` that encodes nothing (a character is at most four
-    UTF-8 bytes): most requests fit by it, and are not measured byte by byte at every step.
-    Each message is measured once while it lives (`graph.support.per_object`): a run's
-    requests share every earlier message, and measuring them again (a JSON dump of each call)
-    cost about ten times as much at every step."""
-    sizes = list(map(len, map(CONTENT, messages)))  # what an edit in place changes
-    return sum(_BOUNDS.each(messages, sizes, _bound))
-
-
-_BOUNDS: PerObject[int] = PerObject()
+    UTF-8 bytes): most requests fit by it, and are not measured byte by byte at every step."""
+    return sum(map(_bound, messages))
 
 
 def _bound(message: BaseMessage) -> int:

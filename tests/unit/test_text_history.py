@@ -9,7 +9,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 
 from graph import build_graph
-from graph.protocols.text.prompts import sent_as, text_transcript
+from graph.protocols.text.prompts import text_transcript
 from tests.support.scripted_model import ScriptedChatModel
 
 
@@ -63,19 +63,6 @@ def test_the_model_text_is_kept_only_where_the_step_renders_differently(
     assert ("react_text" in step.response_metadata) is kept
     sent = [m.text for m in model.requests[1].messages if m.type == "ai"]
     assert sent == [reply]  # the step as the model wrote it, either way
-
-
-def test_a_step_rendered_when_it_was_read_is_not_rendered_again() -> None:
-    """`read_reply` renders each text step once to decide whether to keep the model's text, and
-    records it (`sent_as`); the transcript uses that record until the step is edited in place."""
-    call = {"name": "double", "args": {"number": 2}, "id": "call_1", "type": "tool_call"}
-    step = AIMessage(content="double it", tool_calls=[call])
-    sent_as(step, "as recorded")
-    assert [m.text for m in text_transcript([step])] == ["as recorded"]
-    step.content = "double it again"  # an edit in place: rendered anew from the step
-    assert text_transcript([step])[0].text == (
-        'Thought: double it again\nAction: double\nAction Input: {"number": 2}'
-    )
 
 
 def test_a_step_edited_in_place_is_rendered_anew() -> None:

@@ -10,9 +10,8 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from graph.messages import MARK_OF, RAW, is_agent_note, kind_of
+from graph.messages import RAW, is_agent_note, kind_of
 from graph.protocols.native import DEFAULT_INSTRUCTIONS
-from graph.support.per_object import CONTENT, METADATA, PerObject
 
 OBSERVATION = "Observation:"
 
@@ -75,13 +74,6 @@ def invalid_reply_observation(error: str, tool_names: Sequence[str]) -> str:
     )
 
 
-def truncate(text: str, limit: int) -> str:
-    """Cut an observation to `limit` characters, saying how much was cut."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}\n[... {len(text) - limit:,} more characters cut; {len(text):,} in all]"
-
-
 def text_transcript(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     """The conversation as a model without function calling reads it.
 
@@ -90,39 +82,13 @@ def text_transcript(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     results and the agent's corrections come back as `Observation:` messages; answers get their
     `Final Answer:` label back so the model keeps the format across turns.
     """
-    rendered = _RENDERED.each(messages, _marks(messages), _as_sent)
-    return [
-        x if r is None else r for x, r in zip(messages, rendered, strict=True) if r is not _LEFT_OUT
-    ]
-
-
-# Each message is rendered once while it lives: every request of a run carries every earlier
-# message again, and building them anew made each step's cost grow with the run.
-_RENDERED: PerObject[BaseMessage | None] = PerObject()
-
-
-def _marks(messages: Sequence[BaseMessage]) -> list[tuple[int, Any]]:
-    """What an edit in place changes: the content's length, the agent's mark."""
-    return list(
-        zip(map(len, map(CONTENT, messages)), map(MARK_OF, map(METADATA, messages)), strict=True)
-    )
-
-
-def sent_as(step: AIMessage, text: str) -> None:
-    """Record that this stored step goes back to the model as `text` (`step_as_text`, which
-    the caller has just rendered), so the transcript does not render it again."""
-    _RENDERED.get(step, _marks([step])[0], lambda _: AIMessage(content=text))
-
-
-_LEFT_OUT = SystemMessage(content="")  # rendered as this: not sent (the prompt is the system's)
-
-
-def _as_sent(message: BaseMessage) -> BaseMessage | None:
-    """The message as the text protocol sends it; None for the user's own words, sent as they
-    are (kept as None: an entry holding the message itself would keep it alive for good)."""
-    if isinstance(message, AIMessage | ToolMessage) or is_agent_note(message):
-        return _as_read(message)
-    return _LEFT_OUT if isinstance(message, SystemMessage) else None
+    sent: list[BaseMessage] = []
+    for message in messages:
+        if isinstance(message, AIMessage | ToolMessage) or is_agent_note(message):
+            sent.append(_as_read(message))
+        elif not isinstance(message, SystemMessage):  # the prompt is the system's
+            sent.append(message)  # the user's own words, as they are
+    return sent
 
 
 def _as_read(message: BaseMessage) -> BaseMessage:
