@@ -65,3 +65,20 @@ def untraced(func: Any, afunc: Any, name: str) -> Runnable:
     (the task's run is the node's run, so the messages a node writes still reach clients
     streaming `messages`)."""
     return RunnableCallable(func, afunc, name=name, trace=False)
+
+
+def both(func: Any, afunc: Any = None, *, name: str | None = None) -> Runnable:
+    """A node with a sync and an async form. Bookkeeping runs inline in async runs too (a plain
+    function would be sent to a worker thread for every call)."""
+    if afunc is None:
+
+        async def afunc(state: Any) -> Any:
+            return func(state)
+
+    return untraced(func, afunc, name or func.__name__)
+
+
+def inline(router: Any) -> Runnable:
+    """A router as `create_agent` adds its own: run inline in async runs too (a plain function
+    would go to a worker thread after every node), its input read by its annotation."""
+    return untraced(router, None, router.__name__)

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from langchain.agents.middleware import AgentMiddleware, HumanInTheLoopMiddleware
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import SystemMessage
-from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
@@ -29,13 +28,13 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 from langgraph.types import Send
 
-from graph._compat import compiled_as, untraced
+from graph._compat import both, compiled_as, inline
 from graph.caller_schemas import context_schema_for
 from graph.checked import SERVED_CONTEXT, AgentGraph
 from graph.loop.bindings import Bindings
 from graph.loop.tasks import to_act
 from graph.middleware.hooks import NODE_HOOKS, hook_node, jumps_of, node_name, with_hook
-from graph.middleware.loading import load_middleware
+from graph.middleware.loading import check_names, load_middleware
 from graph.middleware.schema import extended, private_keys
 from graph.nodes.act import make_act
 from graph.nodes.finish import make_finish
@@ -60,14 +59,16 @@ def recursion_limit_for(max_steps: int, hooks_per_step: int = 0, hooks_once: int
 
 def route_after_think(
     state: RouteState,
-) -> list[Send] | Literal["act", "review", "observe", "finish", "__end__"]:
+) -> list[Send] | Literal["act", "review", "model", "observe", "finish", "__end__"]:
+    """After think: an unusable reply goes back to the model (`model`, the loop's entry),
+    where the corrections policy answers it first."""
     run = state.get("run") or {}
     if run.get("closed"):  # the recursion limit left no room even for finish
         return END
     if run_status(state) != "running":
         return "finish"
     if run.get("invalid"):
-        return "observe"
+        return "model"
     if run.get("review"):
         return "review"
     return to_act(state) or "observe"
@@ -96,24 +97,20 @@ def build_graph(
     name: str = "react-agent",
     **settings: Any,
 ) -> CompiledStateGraph:
-    """Compile the agent.
+    """Compile the agent; it takes what `create_agent` takes. think plays `create_agent`'s
+    `model` node and act its `tools` node (for stream consumers reading `langgraph_node`).
 
-    `model` is a chat model instance, a model name for the configured endpoint, or None (the
-    endpoint and model come from the environment). `tools` is what `create_agent` takes:
-    LangChain tools, plain functions (wrapped with `langchain_core.tools.tool`) and provider
-    tools' dicts (offered to native requests, run by the provider); None means the registry's
-    tools named by the settings (all built-in tools by default). `system_prompt` is a string
-    (the `system_prompt` setting) or a `SystemMessage`, sent as given (content blocks kept)
-    unless a run sets another. `interrupt_before`/`interrupt_after` (node names: think,
-    review, act, observe, finish) and `debug` are passed to `compile`, as `create_agent` does.
-    `middleware` is LangChain v1 `AgentMiddleware` (run after the operator's
-    `REACT_AGENT_MIDDLEWARE`), under either protocol. `state_schema` and `context_schema`
-    extend the state and the run context with the caller's own keys, as in `create_agent`
-    (`graph.caller_schemas`). `response_format` (a pydantic model, TypedDict, JSON schema,
-    `ToolStrategy` or `ProviderStrategy`) puts a typed result in `structured_response`.
-    `settings` are further operator settings
-    (`AgentContext` fields, e.g. `tool_timeout=5`). Nothing here touches the network or needs a
-    key: the model is resolved per run.
+    `model`: a chat model, a model name for the configured endpoint, or None (both from the
+    environment). `tools`: LangChain tools, plain functions (wrapped with `tool`) and provider
+    tools' dicts (offered to native requests, run by the provider); None: the registry's tools
+    the settings name. `system_prompt`: text (the setting) or a `SystemMessage`, sent as given
+    unless a run sets another. `interrupt_before`/`interrupt_after` (think, review, act,
+    observe, finish) and `debug` go to `compile`. `middleware`: LangChain v1 `AgentMiddleware`,
+    after the operator's `REACT_AGENT_MIDDLEWARE`, under either protocol. `state_schema` and
+    `context_schema` add the caller's own keys (`graph.caller_schemas`). `response_format` (a
+    pydantic model, TypedDict, JSON schema, `ToolStrategy` or `ProviderStrategy`) puts a typed
+    result in `structured_response`. `settings`: further operator settings (`AgentContext`
+    fields, e.g. `tool_timeout=5`). Nothing here touches the network or needs a key.
     """
     overrides: dict[str, Any] = dict(settings)
     if isinstance(model, str):
@@ -130,7 +127,7 @@ def build_graph(
     with contextlib.suppress(ConfigError):  # a bad env variable is reported by the run
         ctx = resolve_context(overrides)
     wares = [*load_middleware(ctx.middleware), *middleware]
-    _check_names(wares)
+    check_names(wares)
     own_system = system_prompt if isinstance(system_prompt, SystemMessage) else None
     b = Bindings(model, tools, overrides, registry_tools, wares, response_format, own_system)
     context, b.caller_fields = context_schema_for(context_schema)
@@ -194,7 +191,8 @@ def wire(builder: StateGraph, hooks: dict[str, list[AgentMiddleware]], b: Bindin
     owners = {node_name(w, h): (w, h) for h, found in hooks.items() for w in found}
     for node, following in itertools.pairwise(chain):
         _hook_edge(builder, node, following, owners[node], routes)
-    think_exits = ["review", "act", "observe", "finish", END]
+    think_exits = {x: x for x in ("review", "act", "observe", "finish", END)}
+    think_exits["model"] = loop_entry
     if after_model:
         builder.add_edge("think", after_model[0])
         for node, following in itertools.pairwise(after_model):
@@ -203,7 +201,7 @@ def wire(builder: StateGraph, hooks: dict[str, list[AgentMiddleware]], b: Bindin
         ware, hook = owners[last]
         jumps = jumps_of(ware, hook)
         router = _after_hooks(jumps, loop_entry)
-        builder.add_conditional_edges(last, inline(router), [*think_exits, loop_entry])
+        builder.add_conditional_edges(last, inline(router), {**think_exits, loop_entry: loop_entry})
     else:
         builder.add_conditional_edges("think", inline(route_after_think), think_exits)
     builder.add_conditional_edges("review", inline(route_after_review), ["act", "observe"])
@@ -265,16 +263,6 @@ def _after_observe(loop_entry: str) -> Any:
     return route_after_observe
 
 
-def _check_names(wares: Sequence[AgentMiddleware]) -> None:
-    names = [w.name for w in wares]
-    doubled = sorted({n for n in names if names.count(n) > 1})
-    if doubled:
-        raise ConfigError(
-            f"Middleware {', '.join(doubled)} is given twice; each middleware runs once (give "
-            "one of them another `name`)."
-        )
-
-
 @functools.lru_cache(maxsize=1)
 def _default_graph() -> CompiledStateGraph:
     return build_graph()
@@ -295,20 +283,3 @@ def served_graph(runtime: ServerRuntime | None = None) -> CompiledStateGraph:
         if not set(listed).issuperset(context):
             return graph.with_config(configurable={SERVED_CONTEXT: dict(context)})
     return graph
-
-
-def both(func: Any, afunc: Any = None, *, name: str | None = None) -> Runnable:
-    """A node with a sync and an async form. Bookkeeping runs inline in async runs too (a plain
-    function would be sent to a worker thread for every call)."""
-    if afunc is None:
-
-        async def afunc(state: Any) -> Any:
-            return func(state)
-
-    return untraced(func, afunc, name or func.__name__)
-
-
-def inline(router: Any) -> Runnable:
-    """A router as `create_agent` adds its own: run inline in async runs too (a plain function
-    would go to a worker thread after every node), its input read by its annotation."""
-    return untraced(router, None, router.__name__)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import RemoveMessage
@@ -31,18 +31,10 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 from pydantic import BaseModel
 
+from graph.channels import CHECKS
 from graph.message_reducer import check_messages, unknown_removals
 from graph.middleware.schema import private_keys
-from graph.state import (
-    LOOP_KEYS,
-    merge_run,
-    replace_seals,
-    replace_status,
-    replace_steps,
-    replace_text,
-    replace_usage,
-    run_status,
-)
+from graph.state import LOOP_KEYS, run_status
 
 # Where the served graph's factory puts the run context as the server received it, before the
 # server drops the keys the context schema does not list (`graph.agent.served_graph`).
@@ -63,50 +55,6 @@ _WHAT = {
     "approvals": "the seals of a person's approval decisions",
     "jump_to": "a middleware hook's jump",
 }
-
-
-# The strict check of each of the agent's own channels, for writes that come from outside the
-# loop (a client's update, a middleware hook's): a bad value raises one sentence before
-# anything is stored. `messages` is checked by `graph.message_reducer.check_messages`.
-CHECKS: dict[str, Callable[[Any, Any], Any]] = {
-    "run": merge_run,
-    "steps": replace_steps,
-    "status": replace_status,
-    "answer": replace_text,
-    "error": replace_text,
-    "usage": replace_usage,
-    "approvals": replace_seals,
-}
-
-
-def check_update(update: Mapping[str, Any]) -> None:
-    """Refuse, with one sentence, an update holding a malformed value for one of the agent's
-    own channels."""
-    for key, value in update.items():
-        check = CHECKS.get(key)
-        if check is not None:
-            check(None, value)
-
-
-def tool_update_refusal(result: Any, guarded: Collection[str]) -> str | None:
-    """The sentence a tool's observation says instead, when the tool returned a `Command`
-    whose update writes a key only the agent's own steps write (`guarded`: `LOOP_KEYS` and the
-    middleware's private keys, `Bindings.guarded`); None for any other result. A tool runs
-    inside act, so its update would otherwise be written as act's own."""
-    update = result.update if isinstance(result, Command) else None
-    if isinstance(update, Mapping):
-        keys = list(update)
-    elif isinstance(update, (list, tuple)):
-        keys = [item[0] for item in update if isinstance(item, (list, tuple)) and item]
-    else:
-        return None
-    written = sorted({key for key in keys if key in guarded})
-    if not written:
-        return None
-    return (
-        f"The tool's update was not applied: it writes {', '.join(map(repr, written))}, which "
-        "only the agent's own steps write."
-    )
 
 
 class AgentGraph(CompiledStateGraph):

@@ -20,26 +20,25 @@ invalid still reads, and its next run goes on from the valid ones.
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage
-from langgraph.channels import DeltaChannel, EphemeralValue, LastValue, UntrackedValue
+from langgraph.channels import DeltaChannel, EphemeralValue
 from langgraph.managed import RemainingSteps
 from typing_extensions import TypedDict  # pydantic needs it for schemas on Python < 3.12
 
+from graph import channels
+from graph.channels import SealsValue, StatusValue, TextValue, Trace, UsageValue, merge_run_batches
 from graph.message_reducer import add_message_batches
 
 Status = Literal["running", "answered", "max_steps", "stuck", "timeout", "error", "stopped"]
-STATUSES: frozenset[str] = frozenset(Status.__args__)  # type: ignore[attr-defined]
+STATUSES: frozenset[str] = channels.STATUSES
 TERMINAL: frozenset[str] = STATUSES - {"running"}
 # The keys only the loop's own steps write: its bookkeeping (`run.started_at` sets the run's
 # deadline), the seals of a person's decisions, and a middleware hook's jump. No state update
 # or command may write them (`graph.checked`).
 LOOP_KEYS: frozenset[str] = frozenset({"run", "approvals", "jump_to"})
-
-_log = logging.getLogger(__name__)
 
 
 class Usage(TypedDict, total=False):
@@ -88,29 +87,6 @@ class Run(TypedDict, total=False):
     tokens: Usage | None  # the run's token usage so far, every model call counted
 
 
-_RUN_TYPES: dict[str, tuple[type, ...]] = {
-    "question_id": (str, type(None)),
-    "iteration": (int,),
-    "protocol": (str, type(None)),
-    "approve": (list,),
-    "review": (list,),
-    "invalid": (str, type(None)),
-    "invalid_streak": (int,),
-    "wrap_up": (bool,),
-    "started_at": (float, int, type(None)),
-    "closed": (bool,),
-    "ended_by": (str, type(None)),
-    "tokens": (dict, type(None)),
-}
-
-
-# bookkeeping earlier releases kept in `run`: dropped when their threads are read back, so they
-# can go on (the trace, the routing and the repeated-call count are derived from the messages)
-_LEGACY_RUN_KEYS = frozenset(
-    {"decision", "thought", "usage", "pending", "note", "repeats", "last_calls"}
-)
-
-
 def run_status(values: Mapping[str, Any]) -> Status | None:
     """The thread's status as its readers need it: `running` while a run is in progress.
 
@@ -124,66 +100,6 @@ def run_status(values: Mapping[str, Any]) -> Status | None:
     return status
 
 
-def merge_run(current: Run | None, update: Any) -> Run:
-    """Fold a partial bookkeeping update into the current one, refusing malformed values."""
-    if update is None:
-        return current or {}
-    if not isinstance(update, dict):
-        raise ValueError(f"'run' must be an object of bookkeeping fields, got {update!r:.80}.")
-    update = {k: v for k, v in update.items() if k not in _LEGACY_RUN_KEYS}
-    for key, value in update.items():
-        kinds = _RUN_TYPES.get(key)
-        if kinds is None:
-            raise ValueError(
-                f"'run' has no field {key!r} (fields: {', '.join(sorted(_RUN_TYPES))})."
-            )
-        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-            raise ValueError(f"'run.{key}' cannot be {value!r:.80}.")
-    return {**(current or {}), **update}
-
-
-def replace_steps(current: list[Step] | None, update: Any) -> list[Step]:
-    """The trace is replaced whole (by `finish`); it must be a list of step objects."""
-    if not isinstance(update, list) or not all(isinstance(s, dict) for s in update):
-        raise ValueError(f"'steps' must be a list of step objects, got {update!r:.80}.")
-    return update
-
-
-def replace_status(current: Status | None, update: Any) -> Status | None:
-    if update is not None and (not isinstance(update, str) or update not in STATUSES):
-        raise ValueError(
-            f"'status' must be one of {', '.join(sorted(STATUSES))}, got {update!r:.80}."
-        )
-    return update
-
-
-def replace_seals(current: dict[str, str] | None, update: Any) -> dict[str, str]:
-    """The review step's seals on approved calls (`graph.middleware.approval_seal`), replaced
-    whole: an object of call ids to seal strings."""
-    if update is None:
-        return {}
-    if not isinstance(update, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in update.items()
-    ):
-        raise ValueError(f"'approvals' must map call ids to seals, got {update!r:.80}.")
-    return update
-
-
-def replace_usage(current: Usage | None, update: Any) -> Usage | None:
-    if update is not None and (
-        not isinstance(update, dict)
-        or not all(isinstance(update.get(k, 0), int) for k in Usage.__annotations__)
-    ):
-        raise ValueError(f"'usage' must be token counts, got {update!r:.80}.")
-    return update
-
-
-def replace_text(current: str | None, update: Any) -> str | None:
-    if update is not None and not isinstance(update, str):
-        raise ValueError(f"'answer' and 'error' must be text or null, got {update!r:.80}.")
-    return update
-
-
 # The conversation grows by every step. As a delta channel, each checkpoint stores only the new
 # writes, not the whole list again, so storage grows linearly with the steps (LangGraph rebuilds
 # the list from the writes when it loads a checkpoint). A full snapshot is written every
@@ -193,114 +109,6 @@ RUN_SNAPSHOT_EVERY = 16
 Messages = Annotated[
     list[AnyMessage], DeltaChannel(add_message_batches, snapshot_frequency=SNAPSHOT_EVERY)
 ]
-
-
-def merge_run_batches(current: Run | None, writes: Sequence[Any]) -> Run:
-    """`merge_run` over a batch of writes. As a delta channel, each checkpoint stores only the
-    fields that changed, not the whole bookkeeping again. The channel replays the stored writes
-    on every load, so a malformed stored field is dropped (logged) instead of failing every
-    read of the thread; the well-formed fields of the same write are kept."""
-    merged = current or {}
-    for write in writes:
-        try:
-            merged = merge_run(merged, write)
-        except ValueError as exc:
-            dropped("run", exc)
-            merged = merge_run(merged, _valid_run_fields(write))
-    return merged
-
-
-def _valid_run_fields(write: Any) -> dict[str, Any]:
-    if not isinstance(write, dict):
-        return {}
-    kept = {}
-    for key, value in write.items():
-        try:
-            merge_run(None, {key: value})
-        except ValueError:
-            continue
-        kept[key] = value
-    return kept
-
-
-def dropped(key: str, exc: Exception) -> None:
-    """Say that a channel dropped a value its check refused (a stored value written before the
-    checks, or a write of the agent's own that is a bug): the run goes on without it."""
-    _log.warning("A value for %r was dropped: %s", key, exc)
-
-
-class Trace(UntrackedValue):
-    """The trace (`steps`): part of a run's output and of streamed values, never stored, since
-    every entry is derived from the stored messages (`graph.steps.steps_of` rebuilds it from a
-    checkpoint). A malformed write is refused all the same."""
-
-    def update(self, values: Sequence[Any]) -> bool:
-        kept = []
-        for value in values:
-            try:
-                replace_steps(None, value)
-            except ValueError as exc:
-                dropped("steps", exc)
-                continue
-            kept.append(value)
-        return super().update(kept)
-
-
-class Checked(LastValue):
-    """The last value written that passes the subclass's `check`; several writes in one step:
-    the last good one wins. A value the check refuses is dropped (logged), here and when a
-    stored value is loaded: client writes are refused before they are stored
-    (`graph.checked`), so what reaches a channel unchecked is a stored value from before
-    (reading the thread must not fail on it) or a bug of the agent's own. It replaces
-    `Annotated[T, replacing_reducer]` for the output fields: LangGraph copies every channel
-    each time it evaluates a conditional edge, and a `BinaryOperatorAggregate` copy tries to
-    build an empty `T` (for `str | None` by raising and catching an error), twice per
-    iteration per field; a `LastValue` copy is two assignments. It also checks the first
-    write, which a `BinaryOperatorAggregate` takes unchecked."""
-
-    __slots__ = ()
-    check: staticmethod
-
-    def update(self, values: Sequence[Any]) -> bool:
-        taken = False
-        for value in values:
-            try:
-                self.value = self.check(None, value)
-            except ValueError as exc:
-                dropped(self.key, exc)
-                continue
-            taken = True
-        return taken
-
-    def from_checkpoint(self, checkpoint: Any) -> Checked:
-        channel = super().from_checkpoint(checkpoint)
-        if channel.is_available():
-            try:
-                self.check(None, channel.value)
-            except ValueError as exc:
-                dropped(self.key, exc)
-                return self.__class__(self.typ, self.key)
-        return channel
-
-
-class TextValue(Checked):
-    __slots__ = ()
-    check = staticmethod(replace_text)
-
-
-class StatusValue(Checked):
-    __slots__ = ()
-    check = staticmethod(replace_status)
-
-
-class UsageValue(Checked):
-    __slots__ = ()
-    check = staticmethod(replace_usage)
-
-
-class SealsValue(Checked):
-    __slots__ = ()
-    check = staticmethod(replace_seals)
 
 
 class InputState(TypedDict):

@@ -23,7 +23,7 @@ from langchain_core.runnables import RunnableLambda
 from langgraph.runtime import get_runtime
 
 from graph._compat import declared_jumps
-from graph.checked import check_update
+from graph.channels import check_update
 from graph.messages import as_observation
 from graph.support.blocking import run_sync
 from graph.usage import counted, with_tokens

@@ -47,3 +47,14 @@ def _load_one(path: str) -> list[AgentMiddleware]:
             f"{type(value).__name__}); name an instance, a class or a function returning one."
         )
     return list(items)
+
+
+def check_names(wares: Sequence[AgentMiddleware]) -> None:
+    """Each middleware runs once: two with one name would share one node and state slice."""
+    names = [w.name for w in wares]
+    doubled = sorted({n for n in names if names.count(n) > 1})
+    if doubled:
+        raise ConfigError(
+            f"Middleware {', '.join(doubled)} is given twice; each middleware runs once (give "
+            "one of them another `name`)."
+        )

@@ -1,14 +1,12 @@
-"""observe: tell the model what went wrong if its reply was unusable, end the run with a
-`return_direct` tool's result, and see every result of a step of several calls.
+"""observe: the node after a step's tools when the loop does not simply go back to the model:
+a `return_direct` tool's result ends the run as its answer (as `ToolNode` and `create_agent`
+do), and after a step of several calls, whose act tasks each see their own result only, it is
+the one node that sees them all before the model is asked again.
 
 Tool observations were already written by `act` (each task its own, so a crash keeps every
-finished one), and `think` counts the steps, so an iteration that leaves nothing to observe
-goes from act straight back to think: two supersteps, as in `create_agent`. `route_after_act`
-asks `assess` whether there is anything to write; observe runs when there is (a correction, a
-`return_direct` result), and after a step of several calls (each call
-is its own act task, and only a node after them sees every result). The step limit and the
-repeated-call guard are loop policies in think's chain (`graph.policies.step_limit`,
-`graph.policies.repeat_guard`).
+finished one), so an ordinary iteration goes from act straight back to think: two supersteps,
+as in `create_agent`. The loop's policies (corrections of unusable replies, the repeated-call
+guard, the step limit) run in think's chain (graph/policies), not here.
 """
 
 from __future__ import annotations
@@ -17,21 +15,17 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime, get_runtime
 
-from graph import messages as m
 from graph.loop.bindings import Bindings
 from graph.loop.tasks import idle, pending_calls
-from graph.protocols.native import native_invalid_observation
-from graph.protocols.text.prompts import invalid_reply_observation
 from graph.settings import AgentContext
 from graph.state import AgentState, RouteState
 
 
 def make_observe(b: Bindings) -> Any:
     def observe(state: AgentState) -> dict[str, Any]:
-        return assess(b, b.context(get_runtime().context, read_env=False), state, tell=True) or {}
+        return assess(b, b.context(get_runtime().context, read_env=False), state) or {}
 
     return observe
 
@@ -83,35 +77,14 @@ def sent_task(config: RunnableConfig | None) -> bool:
 PUSH = "__pregel_push"  # the trigger LangGraph names for a task a `Send` started
 
 
-def assess(
-    b: Bindings, ctx: AgentContext, state: RouteState | AgentState, *, tell: bool = False
-) -> dict[str, Any] | None:
-    """The update observe writes after the last step, or None when the run just goes on.
-    Pure but for `tell`, which streams the notes to the client."""
-    run = state.get("run") or {}
+def assess(b: Bindings, ctx: AgentContext, state: RouteState | AgentState) -> dict[str, Any] | None:
+    """The update observe writes after the last step, or None when the run just goes on."""
     messages = state.get("messages") or []
     step, results = last_step(messages)
-    changes: dict[str, Any] = {}
-    written: list[BaseMessage] = []
-    if run.get("invalid"):
-        written += _correction(b, ctx, run, step, results, tell)
-        changes.update(invalid_streak=run.get("invalid_streak", 0) + 1, invalid=None, review=[])
     update: dict[str, Any] = {}
-    if written:
-        update["messages"] = written
     direct = _returned_directly(b.tools(ctx), step, results)
     if direct is not None:  # a `return_direct` tool's result is the answer, as in ToolNode
-        return {**update, "run": changes, "status": "answered", "answer": direct}
-    streak = changes.get("invalid_streak", run.get("invalid_streak", 0))
-    if streak >= ctx.max_invalid:
-        update["status"] = "error"
-        update["error"] = (
-            f"The model's last {ctx.max_invalid} replies could not be parsed (last "
-            f"problem: {run.get('invalid') or 'unknown'}); try another model or the "
-            "other protocol (REACT_AGENT_PROTOCOL)."
-        )
-    if changes:
-        update["run"] = changes
+        update.update(status="answered", answer=direct)
     return update or None
 
 
@@ -134,27 +107,3 @@ def last_step(messages: list[BaseMessage]) -> tuple[AIMessage | None, list[ToolM
             after = [x for x in messages[index + 1 :] if isinstance(x, ToolMessage)]
             return messages[index], after
     return None, []
-
-
-def _correction(
-    b: Bindings, ctx: AgentContext, run: dict, step: AIMessage | None, results: list, tell: bool
-) -> list[BaseMessage]:
-    error = run.get("invalid") or "the reply could not be parsed"
-    protocol = run.get("protocol") or "native"
-    if protocol == "text":
-        text = invalid_reply_observation(error, [t.name for t in b.tools(ctx)])
-    else:
-        text = native_invalid_observation(error)
-    _tell(text, tell)
-    broken = list(step.invalid_tool_calls) if step is not None else []
-    if protocol == "native" and broken:
-        return [
-            m.observation({"id": c.get("id"), "name": c.get("name")}, text, is_error=True)
-            for c in broken
-        ]
-    return [m.agent_note(text, "invalid")]
-
-
-def _tell(text: str, tell: bool) -> None:
-    if tell:
-        get_stream_writer()({"event": "observation", "tool": None, "text": text, "is_error": True})

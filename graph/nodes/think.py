@@ -74,8 +74,9 @@ async def _load_tools(b: Bindings) -> None:
             await asyncio.to_thread(b.approvable, ctx)
 
 
-# statuses a loop policy sets to end the run before or at its call (`StepLimit`, `RepeatGuard`)
-ENDED_BY_POLICY = frozenset({"max_steps", "stuck"})
+# statuses a loop policy sets to end the run before or at its call (`StepLimit`, `RepeatGuard`,
+# `Corrections`)
+ENDED_BY_POLICY = frozenset({"max_steps", "stuck", "error"})
 
 
 def decide(plan: Plan, response: ModelResponse, commands: list[Command]) -> dict[str, Any]:
@@ -86,6 +87,7 @@ def decide(plan: Plan, response: ModelResponse, commands: list[Command]) -> dict
     written = observations_marked(list(response.result))
     step = next((x for x in reversed(written) if isinstance(x, AIMessage)), None)
     update = _with_commands(plan.update, commands)
+    seen = {**plan.run, **update.get("run", {})}  # the bookkeeping after the policies' writes
     if response.structured_response is not None:
         update["structured_response"] = response.structured_response
     messages = [*update.get("messages", []), *_unique(written, plan)]
@@ -93,7 +95,7 @@ def decide(plan: Plan, response: ModelResponse, commands: list[Command]) -> dict
     if update.get("status") in ENDED_BY_POLICY and step is None:  # ended without a call
         return {**update, "messages": messages} if messages else update
     if step is None:
-        changes = _changed(plan, invalid="the model returned no reply", review=[])
+        changes = _changed(seen, invalid="the model returned no reply", review=[])
         return {**update, "run": {**update.get("run", {}), **changes}, "messages": messages}
     fallback = step.response_metadata.get(m.FALLBACK)
     if fallback:  # the rest of the run keeps to the text protocol
@@ -112,7 +114,7 @@ def decide(plan: Plan, response: ModelResponse, commands: list[Command]) -> dict
     messages = _numbered(messages, step, plan.steps + 1)
     if kind == "invalid":
         error = step.response_metadata.get(m.ERROR) or "the reply could not be used"
-        changes = _changed(plan, invalid=error, review=[])
+        changes = _changed(seen, invalid=error, review=[])
     else:
         for call in step.tool_calls:
             write({"event": "action", "tool": call["name"], "input": call["args"]})
@@ -121,14 +123,14 @@ def decide(plan: Plan, response: ModelResponse, commands: list[Command]) -> dict
         review = [
             c["id"] for c in step.tool_calls if needs_approval(by_name.get(c["name"]), policy)
         ]
-        changes = _changed(plan, review=review, invalid=None, invalid_streak=0)
+        changes = _changed(seen, review=review, invalid=None, invalid_streak=0)
     run = {**update.get("run", {}), **changes}
     return {**update, **({"run": run} if run else {}), "messages": messages}
 
 
-def _changed(plan: Plan, **fields: Any) -> dict[str, Any]:
+def _changed(run: dict[str, Any], **fields: Any) -> dict[str, Any]:
     """The bookkeeping fields whose value this step changes (each write costs a stored row)."""
-    return {key: value for key, value in fields.items() if plan.run.get(key) != value}
+    return {key: value for key, value in fields.items() if run.get(key) != value}
 
 
 def _numbered(messages: list[BaseMessage], step: AIMessage, number: int) -> list[BaseMessage]:

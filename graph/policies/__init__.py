@@ -3,6 +3,8 @@
 so a user's middleware sees the request they shaped:
 
 - `RunDeadline`: past the run's time limit, no model call is made (status `timeout`);
+- `Corrections`: an unusable reply is answered (what was wrong, the form to use) before the
+  next call; `max_invalid` in a row end the run (status `error`);
 - `RepeatGuard`: identical steps in a row get a note, then end the run (status `stuck`);
 - `StepLimit`: at the step limit no ordinary call is made: one last call with no tools asks
   for the best answer (`answer_on_limit`), or the run ends (status `max_steps`);
@@ -18,10 +20,9 @@ so a user's middleware sees the request they shaped:
   429 or a 5xx (LangChain's `ModelFallbackMiddleware`, with the agent's rule of when).
 
 They add no graph nodes and no channels: what they read is the run's bookkeeping (`run`), one
-delta channel, so they cost no checkpoint rows. The step limit and the repeated-call guard
-are `before_model` work done at the start of the chain (the tools' results are in the request
-by then), so they need no node either. The corrections of unusable replies still live in
-`observe` (docs/architecture.md names that exception).
+delta channel, so they cost no checkpoint rows. The corrections, the repeated-call guard and
+the step limit are `before_model` work done at the start of the chain (the tools' results are
+in the state by then), so they need no node either.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ def loop_policies(b: AgentHost) -> list[AgentMiddleware]:
     """The policies, outermost first, for one compiled graph."""
     from graph.policies.answer_budget import AnswerBudget
     from graph.policies.context_fit import ContextFit
+    from graph.policies.corrections import Corrections
     from graph.policies.endpoint_fallback import EndpointFallback
     from graph.policies.quoted_answer import QuotedAnswer
     from graph.policies.repeat_guard import RepeatGuard
@@ -48,6 +50,7 @@ def loop_policies(b: AgentHost) -> list[AgentMiddleware]:
 
     return [
         RunDeadline(b),
+        Corrections(b),
         RepeatGuard(b),
         StepLimit(b),
         ContextFit(b),

@@ -25,7 +25,7 @@ import asyncio
 import contextvars
 import functools
 import inspect
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import ToolMessage
@@ -235,3 +235,24 @@ def _parameters(func: Callable[..., Any]) -> Sequence[str]:
 def outputs(result: Any) -> list[Any]:
     """ToolNode's result for one call as a flat list of updates (dicts and Commands)."""
     return list(result) if isinstance(result, list) else [result]
+
+
+def tool_update_refusal(result: Any, guarded: Collection[str]) -> str | None:
+    """The sentence a tool's observation says instead, when the tool returned a `Command`
+    whose update writes a key only the agent's own steps write (`guarded`: `LOOP_KEYS` and the
+    middleware's private keys, `Bindings.guarded`); None for any other result. A tool runs
+    inside act, so its update would otherwise be written as act's own."""
+    update = result.update if isinstance(result, Command) else None
+    if isinstance(update, Mapping):
+        keys = list(update)
+    elif isinstance(update, (list, tuple)):
+        keys = [item[0] for item in update if isinstance(item, (list, tuple)) and item]
+    else:
+        return None
+    written = sorted({key for key in keys if key in guarded})
+    if not written:
+        return None
+    return (
+        f"The tool's update was not applied: it writes {', '.join(map(repr, written))}, which "
+        "only the agent's own steps write."
+    )

@@ -30,9 +30,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command, StateUpdate
 
 from graph import build_graph
-from graph.checked import ProtectedKey, tool_update_refusal
+from graph.checked import ProtectedKey
 from graph.middleware.schema import private_keys
 from graph.state import LOOP_KEYS
+from graph.tooling.execution import tool_update_refusal
 from tests.support.scripted_model import ScriptedChatModel, calls, tool_call
 from tests.support.sentences import assert_one_sentence
 

@@ -60,7 +60,7 @@ def test_the_embedded_defaults_are_one_value_wherever_they_are_shown(
     `answer_after` was 1 in the help and the table, 2 in the code and that page, and `config`
     showed `None` for all four."""
     import graph.models.local as local
-    from graph.nodes.bindings import LOCAL_DEFAULTS
+    from graph.loop.bindings import LOCAL_DEFAULTS
     from tests.docs.test_settings_table import table_rows
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)

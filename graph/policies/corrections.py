@@ -1,0 +1,95 @@
+"""Corrections: a reply the agent could not use (no parse, a broken call, nothing at all) is
+answered before the next model call, and too many in a row end the run.
+
+think marks an unusable reply in the run's bookkeeping (`run.invalid`, why) and loops back to
+the model; this policy, first in the chain at that next call, tells the model what was wrong
+and the exact form to use (stored in the thread with the reply that follows, as an observation
+is): a note under the text protocol, or one error result per broken call natively, so every
+call the model made has its answer. After `max_invalid` unusable replies in a row the run ends
+with status `error` and no further call. `before_model` work inside think's chain: no node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from langchain.agents.middleware import ExtendedModelResponse, ModelRequest, ModelResponse
+from langchain_core.messages import AIMessage, BaseMessage
+from langgraph.config import get_stream_writer
+from langgraph.types import Command
+
+from graph import messages as m
+from graph.policies.base import LoopPolicy
+from graph.protocols.native import native_invalid_observation
+from graph.protocols.text.prompts import invalid_reply_observation
+
+Verdict = tuple[list[BaseMessage], Command] | ExtendedModelResponse | None
+
+
+class Corrections(LoopPolicy):
+    def wrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
+    ) -> ModelResponse | ExtendedModelResponse:
+        verdict = self.verdict(request)
+        if verdict is None:
+            return handler(request)
+        if isinstance(verdict, ExtendedModelResponse):
+            return verdict
+        told, command = verdict
+        return ExtendedModelResponse(handler(corrected(request, told)), command)
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse | ExtendedModelResponse:
+        verdict = self.verdict(request)
+        if verdict is None:
+            return await handler(request)
+        if isinstance(verdict, ExtendedModelResponse):
+            return verdict
+        told, command = verdict
+        return ExtendedModelResponse(await handler(corrected(request, told)), command)
+
+    def verdict(self, request: ModelRequest) -> Verdict:
+        """None when the last reply was usable; else the correction and the bookkeeping to
+        store with the next reply, or the end of the run."""
+        run = self.run(request)
+        error = run.get("invalid")
+        if not error:
+            return None
+        streak = int(run.get("invalid_streak") or 0) + 1
+        max_invalid = self.settings(request).max_invalid
+        if streak >= max_invalid:
+            failed = (
+                f"The model's last {max_invalid} replies could not be parsed (last problem: "
+                f"{error}); try another model or the other protocol (REACT_AGENT_PROTOCOL)."
+            )
+            update = {"status": "error", "error": failed, "run": {"invalid_streak": streak}}
+            return ExtendedModelResponse(ModelResponse(result=[]), Command(update=update))
+        told = correction(request, error)
+        bookkeeping = {"invalid": None, "invalid_streak": streak, "review": []}
+        return told, Command(update={"messages": told, "run": bookkeeping})
+
+
+def correction(request: ModelRequest, error: str) -> list[BaseMessage]:
+    """What the model is told: one error result per broken native call (each call gets its
+    answer), else one note in the protocol's own words."""
+    stored = (request.state or {}).get("messages") or []
+    step = next((x for x in reversed(stored) if isinstance(x, AIMessage)), None)
+    protocol = (request.state or {}).get("run", {}).get("protocol") or "native"
+    if protocol == "text":
+        names = [getattr(t, "name", None) or t.get("name", "?") for t in request.tools]
+        text = invalid_reply_observation(error, names)
+    else:
+        text = native_invalid_observation(error)
+    get_stream_writer()({"event": "observation", "tool": None, "text": text, "is_error": True})
+    broken = list(step.invalid_tool_calls) if step is not None else []
+    if protocol == "native" and broken:
+        return [
+            m.observation({"id": c.get("id"), "name": c.get("name")}, text, is_error=True)
+            for c in broken
+        ]
+    return [m.agent_note(text, "invalid")]
+
+
+def corrected(request: ModelRequest, told: list[BaseMessage]) -> ModelRequest:
+    return request.override(messages=[*request.messages, *told])
