@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    ExtendedModelResponse,
+    ModelRequest,
+    ModelResponse,
+)
+from langgraph.types import Command
 
 from graph.settings import AgentContext
 
@@ -35,9 +41,24 @@ Handler = Callable[[ModelRequest], ModelResponse]
 AsyncHandler = Callable[[ModelRequest], Awaitable[ModelResponse]]
 
 
+class CallAndStore:
+    """A policy's decision to make the call with `request` and store `command` with its reply
+    (a note the model was told, the bookkeeping it changed)."""
+
+    __slots__ = ("command", "request")
+
+    def __init__(self, request: ModelRequest, command: Command) -> None:
+        self.request, self.command = request, command
+
+
+Decision = ModelRequest | ModelResponse | ExtendedModelResponse | CallAndStore
+
+
 class LoopPolicy(AgentMiddleware):
-    """A policy with one decision per model call: `shaped` returns the request to send, or
-    the response to give instead of calling the model. The sync and async forms share it."""
+    """A policy with one decision per model call, made before it: `shaped` returns the request
+    to send, a response to give instead of calling the model (an `ExtendedModelResponse` whose
+    `Command` ends the run), or a `CallAndStore` (this request, and a command stored with the
+    reply). The sync and async forms share it."""
 
     def __init__(self, bindings: AgentHost) -> None:
         super().__init__()
@@ -52,13 +73,22 @@ class LoopPolicy(AgentMiddleware):
     def run(request: ModelRequest) -> dict[str, Any]:
         return (request.state or {}).get("run") or {}
 
-    def shaped(self, request: ModelRequest) -> ModelRequest | ModelResponse:
+    def shaped(self, request: ModelRequest) -> Decision:
         raise NotImplementedError
 
-    def wrap_model_call(self, request: ModelRequest, handler: Handler) -> ModelResponse:
+    def wrap_model_call(self, request: ModelRequest, handler: Handler) -> Any:
         shaped = self.shaped(request)
-        return shaped if isinstance(shaped, ModelResponse) else handler(shaped)
+        if isinstance(shaped, CallAndStore):
+            return ExtendedModelResponse(handler(shaped.request), shaped.command)
+        return handler(shaped) if isinstance(shaped, ModelRequest) else shaped
 
-    async def awrap_model_call(self, request: ModelRequest, handler: AsyncHandler) -> ModelResponse:
+    async def awrap_model_call(self, request: ModelRequest, handler: AsyncHandler) -> Any:
         shaped = self.shaped(request)
-        return shaped if isinstance(shaped, ModelResponse) else await handler(shaped)
+        if isinstance(shaped, CallAndStore):
+            return ExtendedModelResponse(await handler(shaped.request), shaped.command)
+        return await handler(shaped) if isinstance(shaped, ModelRequest) else shaped
+
+
+def ended(update: dict[str, Any]) -> ExtendedModelResponse:
+    """No call: the run ends with this update (its `status`, and what goes with it)."""
+    return ExtendedModelResponse(ModelResponse(result=[]), Command(update=update))

@@ -11,51 +11,25 @@ with status `error` and no further call. `before_model` work inside think's chai
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
-from langchain.agents.middleware import ExtendedModelResponse, ModelRequest, ModelResponse
+from langchain.agents.middleware import ModelRequest
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.config import get_stream_writer
 from langgraph.types import Command
 
 from graph import messages as m
-from graph.policies.base import LoopPolicy
+from graph.policies.base import CallAndStore, Decision, LoopPolicy, ended
 from graph.protocols.native import native_invalid_observation
 from graph.protocols.text.prompts import invalid_reply_observation
 
-Verdict = tuple[list[BaseMessage], Command] | ExtendedModelResponse | None
-
 
 class Corrections(LoopPolicy):
-    def wrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> ModelResponse | ExtendedModelResponse:
-        verdict = self.verdict(request)
-        if verdict is None:
-            return handler(request)
-        if isinstance(verdict, ExtendedModelResponse):
-            return verdict
-        told, command = verdict
-        return ExtendedModelResponse(handler(corrected(request, told)), command)
-
-    async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
-    ) -> ModelResponse | ExtendedModelResponse:
-        verdict = self.verdict(request)
-        if verdict is None:
-            return await handler(request)
-        if isinstance(verdict, ExtendedModelResponse):
-            return verdict
-        told, command = verdict
-        return ExtendedModelResponse(await handler(corrected(request, told)), command)
-
-    def verdict(self, request: ModelRequest) -> Verdict:
-        """None when the last reply was usable; else the correction and the bookkeeping to
-        store with the next reply, or the end of the run."""
+    def shaped(self, request: ModelRequest) -> Decision:
+        """The request when the last reply was usable; else the request with the correction
+        (stored with the next reply, with the bookkeeping), or the end of the run."""
         run = self.run(request)
         error = run.get("invalid")
         if not error:
-            return None
+            return request
         streak = int(run.get("invalid_streak") or 0) + 1
         max_invalid = self.settings(request).max_invalid
         if streak >= max_invalid:
@@ -63,11 +37,11 @@ class Corrections(LoopPolicy):
                 f"The model's last {max_invalid} replies could not be parsed (last problem: "
                 f"{error}); try another model or the other protocol (REACT_AGENT_PROTOCOL)."
             )
-            update = {"status": "error", "error": failed, "run": {"invalid_streak": streak}}
-            return ExtendedModelResponse(ModelResponse(result=[]), Command(update=update))
+            return ended({"status": "error", "error": failed, "run": {"invalid_streak": streak}})
         told = correction(request, error)
         bookkeeping = {"invalid": None, "invalid_streak": streak, "review": []}
-        return told, Command(update={"messages": told, "run": bookkeeping})
+        corrected = request.override(messages=[*request.messages, *told])
+        return CallAndStore(corrected, Command(update={"messages": told, "run": bookkeeping}))
 
 
 def correction(request: ModelRequest, error: str) -> list[BaseMessage]:
@@ -89,7 +63,3 @@ def correction(request: ModelRequest, error: str) -> list[BaseMessage]:
             for c in broken
         ]
     return [m.agent_note(text, "invalid")]
-
-
-def corrected(request: ModelRequest, told: list[BaseMessage]) -> ModelRequest:
-    return request.override(messages=[*request.messages, *told])

@@ -8,61 +8,33 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Awaitable, Callable
 
-from langchain.agents.middleware import ExtendedModelResponse, ModelRequest, ModelResponse
+from langchain.agents.middleware import ModelRequest
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.config import get_stream_writer
 from langgraph.types import Command
 
 from graph import messages as m
-from graph.policies.base import LoopPolicy
+from graph.policies.base import CallAndStore, Decision, LoopPolicy, ended
 
-Guarded = ModelResponse | ExtendedModelResponse
 STUCK_AFTER = 3  # identical iterations in a row that end a run
 
 
 class RepeatGuard(LoopPolicy):
-    def wrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> Guarded:
-        verdict = self.verdict(request)
-        if verdict is None:
-            return handler(request)
-        if isinstance(verdict, ExtendedModelResponse):
-            return verdict
-        return told(handler(request.override(messages=[*request.messages, verdict])), verdict)
-
-    async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
-    ) -> Guarded:
-        verdict = self.verdict(request)
-        if verdict is None:
-            return await handler(request)
-        if isinstance(verdict, ExtendedModelResponse):
-            return verdict
-        nudged = request.override(messages=[*request.messages, verdict])
-        return told(await handler(nudged), verdict)
-
-    def verdict(self, request: ModelRequest) -> BaseMessage | ExtendedModelResponse | None:
-        """None, the note that warns the model, or the end of the run. Read from the thread
-        as stored (`state["messages"]`, what a `before_model` hook sees), not from the request,
-        which the protocol and the context policy may have reordered or cleared."""
+    def shaped(self, request: ModelRequest) -> Decision:
+        """The request, the request with the note that warns the model, or the end of the
+        run. Read from the thread as stored (`state["messages"]`, what a `before_model` hook
+        sees), not from the request, which the protocol and the context policy may have
+        reordered or cleared."""
         stored = (request.state or {}).get("messages") or []
         repeats = repeated_steps(stored)
         if repeats >= STUCK_AFTER:
-            return ExtendedModelResponse(ModelResponse(result=[]), STUCK)
+            return ended({"status": "stuck"})
         if repeats == STUCK_AFTER - 1 and not m.is_agent_note(stored[-1]):
-            return nudge(stored)
-        return None
-
-
-STUCK = Command(update={"status": "stuck"})
-
-
-def told(response: ModelResponse, note: BaseMessage) -> ExtendedModelResponse:
-    """The reply, with the note stored before it (as it was sent)."""
-    return ExtendedModelResponse(response, Command(update={"messages": [note]}))
+            note = nudge(stored)
+            told = request.override(messages=[*request.messages, note])
+            return CallAndStore(told, Command(update={"messages": [note]}))
+        return request
 
 
 def nudge(messages: list[BaseMessage]) -> BaseMessage:

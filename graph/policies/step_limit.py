@@ -10,13 +10,11 @@ so the limit costs no graph node and no superstep of its own.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
-from langchain.agents.middleware import ExtendedModelResponse, ModelRequest, ModelResponse
+from langchain.agents.middleware import ModelRequest
 from langchain_core.messages import HumanMessage
 from langgraph.types import Command
 
-from graph.policies.base import LoopPolicy
+from graph.policies.base import CallAndStore, Decision, LoopPolicy, ended
 from graph.steps import steps_taken
 
 # supersteps after think that a tool step needs to still end through finish: review, act,
@@ -29,48 +27,24 @@ WRAP_UP = (
     "far, give your best answer now"
 )
 
-Ended = ModelResponse | ExtendedModelResponse
-
 
 class StepLimit(LoopPolicy):
-    def wrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> Ended:
-        closing = self.closing(request)
-        if closing is None:
-            return handler(request)
-        return ended(handler(closing)) if isinstance(closing, ModelRequest) else closing
-
-    async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
-    ) -> Ended:
-        closing = self.closing(request)
-        if closing is None:
-            return await handler(request)
-        return ended(await handler(closing)) if isinstance(closing, ModelRequest) else closing
-
-    def closing(self, request: ModelRequest) -> ModelRequest | ExtendedModelResponse | None:
-        """None while the run has steps left; else the closing request (no tools, the
-        wrap-up question) or, with no wrap-up, the end of the run without a call."""
+    def shaped(self, request: ModelRequest) -> Decision:
+        """The request while the run has steps left; else the closing call (no tools, the
+        wrap-up question) whose reply ends the run, or the end of the run with no call."""
         ctx = self.settings(request)
         run = self.run(request)
         state = request.state or {}
         room = state.get("remaining_steps", 10**6) - self.bindings.after_think_hooks
         if steps_taken(request.messages, run) < ctx.max_steps and room > AFTER_THINK:
-            return None
+            return request
         if not ctx.answer_on_limit or room <= CLOSING_ROOM:
-            return ExtendedModelResponse(ModelResponse(result=[]), LIMIT_REACHED)
+            return ended({"status": "max_steps"})
         text = WRAP_UP.format(steps=ctx.max_steps)
         text += " as a Final Answer." if run.get("protocol") == "text" else "."
         # the inner policies see the closing call for what it is (`run.wrap_up`)
         seen = {**state, "run": {**run, "wrap_up": True}}
-        messages = [*request.messages, HumanMessage(text)]
-        return request.override(tools=[], messages=messages, state=seen)
-
-
-LIMIT_REACHED = Command(update={"status": "max_steps"})
-
-
-def ended(response: ModelResponse) -> ExtendedModelResponse:
-    """The closing call's reply, which ends the run with status `max_steps`."""
-    return ExtendedModelResponse(response, LIMIT_REACHED)
+        closing = request.override(
+            tools=[], messages=[*request.messages, HumanMessage(text)], state=seen
+        )
+        return CallAndStore(closing, Command(update={"status": "max_steps"}))
