@@ -126,31 +126,23 @@ def _amodel_layer(
 
 def chain_tool_call(layers: Sequence[AgentMiddleware], base: ToolCall) -> ToolCall:
     """`request -> ToolMessage | Command` through every layer's `wrap_tool_call`."""
-    call = base
-    for layer in reversed(layers):
-        call = _wrapped(layer, call)
-    return call
-
-
-def _wrapped(layer: AgentMiddleware, inner: ToolCall) -> ToolCall:
-    return lambda request: layer.wrap_tool_call(request, inner)
+    return _chained(layers, base, lambda layer: layer.wrap_tool_call)
 
 
 def achain_tool_call(layers: Sequence[AgentMiddleware], base: AsyncToolCall) -> AsyncToolCall:
-    """The async form, through every layer's `awrap_tool_call`."""
+    """The async form, through every layer's `awrap_tool_call` (or its sync form in a worker)."""
+    return _chained(layers, base, lambda layer: async_form(layer, "wrap_tool_call"))
+
+
+def _chained(layers: Sequence[AgentMiddleware], base: Any, wrap_of: Callable[[Any], Any]) -> Any:
     call = base
     for layer in reversed(layers):
-        call = _awrapped(layer, call)
+        call = _bound(wrap_of(layer), call)
     return call
 
 
-def _awrapped(layer: AgentMiddleware, inner: AsyncToolCall) -> AsyncToolCall:
-    wrap = async_form(layer, "wrap_tool_call")
-
-    async def run(request: ToolCallRequest) -> ToolResult:
-        return await wrap(request, inner)
-
-    return run
+def _bound(wrap: Callable[[Any, Any], Any], inner: Any) -> Any:
+    return lambda request: wrap(request, inner)
 
 
 def async_form(layer: AgentMiddleware, hook: str) -> Callable[[Any, Any], Awaitable[Any]]:
