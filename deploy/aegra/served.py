@@ -32,6 +32,7 @@ from langgraph.pregel import Pregel
 from langgraph_sdk.runtime import ServerRuntime
 
 from graph.persistence.locks import ThreadBusy, thread_lock
+from graph.tracing import trace_from_environment
 
 REPO = Path(__file__).resolve().parents[2]
 GRAPH_ID = "agent"
@@ -43,6 +44,9 @@ def langgraph_json_graph(graph_id: str = GRAPH_ID) -> Pregel:
     """The graph `langgraph.json` names under `graph_id` (one source of truth for what
     `langgraph dev` and Aegra serve), built once per process: a factory is called, a compiled
     graph used as it is."""
+    # OpenTelemetry when the standard OTEL_* variables ask (docs/tracing.md); nothing when Aegra's
+    # own set-up (OTEL_TARGETS) instrumented LangChain first, so each run is traced once
+    trace_from_environment()
     spec = json.loads((REPO / "langgraph.json").read_text(encoding="utf-8"))["graphs"][graph_id]
     path, _, attribute = spec.partition(":")
     module = ".".join(Path(path).with_suffix("").parts).lstrip(".")

@@ -18,6 +18,7 @@ never at import.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -121,6 +122,14 @@ def enable_tracing(
     hidden = payloads is False
     config = TraceConfig(hide_inputs=True, hide_outputs=True) if hidden else TraceConfig()
     instrumentor.instrument(tracer_provider=provider, config=config, skip_dep_check=True)
+    # OpenInference reads `message.text()` the pre-1.0 way and LangChain warns about it on every
+    # run's stderr; that one warning, from that package only, is not the user's to act on
+    warnings.filterwarnings(
+        "ignore",
+        message=r"Calling \.text\(\) as a method",
+        category=DeprecationWarning,
+        module=r"openinference\.",
+    )
     return Tracing(provider, processor, instrumentor, owned=owned)
 
 
