@@ -19,7 +19,7 @@ asks for one `fetch` (a distinct 2,000-character observation), then answers. At 
     uv run python bench/long_threads.py --profile 500       # cProfile of turn 500 (top 30)
     uv run python bench/long_threads.py --history legacy    # history as full state snapshots
 
-`--history stream` (the default when it exists) reads rows with
+`--history stream` (the default) reads rows with
 `graph.persistence.timeline.aiter_history`; `legacy` rebuilds every full state with
 `aget_state_history` and `history_rows`, as `react-agent history` did before issue 27.
 """
@@ -148,13 +148,6 @@ def child_history(url: str, mode: str) -> None:
     print(json.dumps(asyncio.run(go())))
 
 
-def default_mode() -> str:
-    import importlib.util
-
-    found = importlib.util.find_spec("graph.persistence.timeline") is not None
-    return "stream" if found else "legacy"
-
-
 async def grow(args: argparse.Namespace, url: str, db: Path) -> list[dict[str, Any]]:
     from graph.persistence.savers import open_async_saver
 
@@ -208,13 +201,12 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="5 and 20 turns")
     parser.add_argument("--window", type=int, default=5, help="turns in each median")
     parser.add_argument("--profile", type=int, default=0, help="cProfile this turn")
-    parser.add_argument("--history", choices=("stream", "legacy"), default=None)
+    parser.add_argument("--history", choices=("stream", "legacy"), default="stream")
     parser.add_argument(
         "--history-upto", type=int, default=0, help="skip history above this many turns"
     )
     args = parser.parse_args()
     args.sizes = [5, 20] if args.quick else sorted(int(s) for s in args.sizes.split(","))
-    args.history = args.history or default_mode()
     with tempfile.TemporaryDirectory(prefix="bench-long-") as folder:
         db = Path(folder) / "checkpoints.sqlite"
         url = f"sqlite:///{db}"
