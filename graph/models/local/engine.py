@@ -11,16 +11,12 @@ its new tokens, and `chat` keeps the one warm model for all its turns.
 
 What it keeps from the server's set-up, measured on two cores: `OMP_WAIT_POLICY=PASSIVE` unless
 set (spinning OpenMP workers made generation 5-8 times slower beside other busy processes),
-`logits_all` off (Gemma's 262k-token vocabulary: about 1 GB of logits per request otherwise),
-a full-size sliding-window cache (without it llama.cpp cannot cut the KV cache back to a shared
-prefix, and every call would evaluate the whole prompt again).
+logits of the last token only (Gemma's 262k-token vocabulary: about 1 GB of them per request
+otherwise), a full-size sliding-window cache (without it llama.cpp cannot cut the KV cache back
+to a shared prefix, and every call would evaluate the whole prompt again).
 
-Where llama.cpp was built with AMX kernels (`AMX` in its system info) the weights stay in
-plain CPU buffers: on virtual machines that advertise AMX without enabling it, AMX weight
-buffers crash the process at its first matrix product (`native.py`).
-
-A call's deadline is checked after every generated token, so it is never a signal raised into
-llama.cpp.
+Where llama.cpp has AMX kernels the weights stay in plain CPU buffers (`native.py` says why).
+A call's deadline is checked after every token, never a signal raised into llama.cpp.
 """
 
 from __future__ import annotations
@@ -42,7 +38,12 @@ from graph.models.local.model_file import (
     model_path,
     stderr_progress,
 )
-from graph.models.local.native import NativeModel
+from graph.models.local.native import (
+    NativeModel,
+    amx_kernels,
+    import_llama,
+    log_into,
+)
 from graph.models.local.sizing import DEFAULT_CONTEXT, cpu_count
 
 IN_PROCESS_URL = "in-process://embedded"  # the base URL of the engine of this process
@@ -146,7 +147,7 @@ class LocalEngine:
                 "(uv sync --extra local)."
             ) from None
         # llama.cpp's log goes to a bounded buffer, shown when a load fails, not to stderr.
-        _log_into(llama_cpp, self.log)
+        log_into(llama_cpp, self.log)
         self._llama = llama_cpp
         return llama_cpp
 
@@ -168,7 +169,7 @@ class LocalEngine:
         with self._lock:
             self.start()
             tokens = self.tokens(prefix)  # about a millisecond: checked at every call
-            if self._cached(tokens) < len(tokens):
+            if self._llm.cached(tokens) < len(tokens):
                 key, path = self._state_place(prefix)
                 if not self._restore(path, key, tokens):
                     self._evaluate(tokens, path, key)
@@ -219,10 +220,6 @@ class LocalEngine:
         """The tokens a call evaluates for this text (BOS first, special tokens parsed)."""
         return self._llm.tokenize(text.encode("utf-8"))
 
-    def _cached(self, tokens: list[int]) -> int:
-        """How many of these tokens stand at the start of the KV cache already."""
-        return self._llm.cached(tokens)
-
     # -- a call -----------------------------------------------------------------------------
 
     def complete(self, body: dict[str, Any], timeout: float) -> dict[str, Any]:
@@ -237,7 +234,7 @@ class LocalEngine:
         try:
             self.start()
             tokens = self.tokens(body["prompt"])
-            evaluated = len(tokens) - min(self._cached(tokens), len(tokens) - 1)
+            evaluated = len(tokens) - min(self._llm.cached(tokens), len(tokens) - 1)
             started = time.monotonic()
             try:
                 text, written, reason = self._llm.complete(
@@ -287,41 +284,6 @@ class LocalEngine:
     def __repr__(self) -> str:
         state = "loaded" if self.running else "not loaded"
         return f"LocalEngine({self.model}, {state})"
-
-
-# llama.cpp's log callback is one per process and llama.cpp keeps its address for good: it is
-# made once and never freed (a callback owned by an engine that was collected crashed the next
-# model load in this process), and it writes into the log of the engine that loaded last.
-_LOG: dict[str, Any] = {"callback": None, "into": None}
-
-
-def _log_into(llama_cpp: Any, log: deque[str]) -> None:
-    if _LOG["callback"] is None:
-        _LOG["callback"] = llama_cpp.llama_log_callback(_on_log)
-        llama_cpp.llama_log_set(_LOG["callback"], None)
-    _LOG["into"] = log
-
-
-def _on_log(_level: int, text: bytes, _user_data: Any) -> None:
-    into = _LOG["into"]
-    if into is not None:
-        with contextlib.suppress(Exception):
-            into.append(text.decode("utf-8", "replace"))
-
-
-def amx_kernels(llama_cpp: Any) -> bool:
-    """Whether this llama.cpp build has AMX kernels: then the weights stay in plain CPU
-    buffers (`native.py` says why)."""
-    return b"AMX" in llama_cpp.llama_print_system_info()
-
-
-def import_llama() -> Any:
-    """llama_cpp, with passive OpenMP workers unless the environment chose: the policy is read
-    once, when llama.cpp's library loads, which is this import."""
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    import llama_cpp
-
-    return llama_cpp
 
 
 def process_started() -> float | None:

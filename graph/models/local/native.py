@@ -5,25 +5,25 @@ Why not llama-cpp-python's `Llama` class: two things the embedded model needs ar
 reach.
 
 - **Plain weight buffers.** A llama.cpp built natively on a CPU that advertises AMX puts the
-  weights in AMX buffers, and on virtual machines that advertise AMX without enabling it the
-  first matrix product dies (SIGILL; this project's 2-core machines are such). `Llama` has no
-  argument for llama.cpp's `use_extra_bufts`; the model parameters here set it off where the
-  build has AMX kernels, and leave it on elsewhere (the repacked kernels are faster).
+  weights in AMX buffers; on virtual machines that advertise AMX without enabling it the first
+  matrix product dies (SIGILL: this project's 2-core machines are such). `Llama` takes no
+  `use_extra_bufts`; here it is off where the build has AMX kernels, on elsewhere.
 - **A cheap grammar.** `Llama` applies a call's grammar to all 262,144 candidates of Gemma's
-  vocabulary at every token (about 0.07 s a call on two cores). Greedy decoding only needs the
-  best candidate the grammar allows, so the best one overall is checked first and the whole
-  vocabulary is only filtered when the grammar refuses it, as llama.cpp's own sampler does. The
-  token chosen is the same: the first highest logit among those the grammar allows.
+  vocabulary at every token (about half of a short call). Greedy decoding needs only the best
+  candidate the grammar allows, so the best one overall is checked first and the vocabulary
+  filtered only when the grammar refuses it: the same token, the first highest logit allowed.
 
-Everything else follows what `Llama.create_completion` does for the same request (flash
-attention off, batches of 512, logits for the last token only, the KV cache cut back to the
-longest shared prefix, llama.cpp's sampler chain when the request is not greedy), so a reply
-is the one llama-cpp-python's server would give.
+The rest follows `Llama.create_completion` (flash attention off, batches of 512, logits of the
+last token only, the KV cache cut back to the longest shared prefix, llama.cpp's sampler chain
+when the request is not greedy), so a reply is the one `Llama` gives on the same buffers.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import os
+from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -101,10 +101,8 @@ class NativeModel:
 
     def cached(self, tokens: Sequence[int]) -> int:
         """How many of `tokens` stand at the start of the KV cache already."""
-        same = 0
-        for a, b in zip(self.held, tokens, strict=False):
-            if a != b:
-                break
+        same, most = 0, min(len(self.held), len(tokens))
+        while same < most and self.held[same] == tokens[same]:
             same += 1
         return same
 
@@ -264,3 +262,38 @@ def _allowed(llama: Any, constraint: Any, candidates: Any, size: int) -> np.ndar
     array = llama.llama_token_data_array(data, size, -1, False)
     llama.llama_sampler_apply(constraint, ctypes.byref(array))
     return view
+
+
+# llama.cpp's log callback is one per process and llama.cpp keeps its address for good: it is
+# made once and never freed (a callback owned by an engine that was collected crashed the next
+# model load in this process), and it writes into the log of the engine that loaded last.
+_LOG: dict[str, Any] = {"callback": None, "into": None}
+
+
+def log_into(llama_cpp: Any, log: deque[str]) -> None:
+    if _LOG["callback"] is None:
+        _LOG["callback"] = llama_cpp.llama_log_callback(_on_log)
+        llama_cpp.llama_log_set(_LOG["callback"], None)
+    _LOG["into"] = log
+
+
+def _on_log(_level: int, text: bytes, _user_data: Any) -> None:
+    into = _LOG["into"]
+    if into is not None:
+        with contextlib.suppress(Exception):
+            into.append(text.decode("utf-8", "replace"))
+
+
+def amx_kernels(llama_cpp: Any) -> bool:
+    """Whether this llama.cpp build has AMX kernels: then the weights stay in plain CPU
+    buffers (the module's docstring says why)."""
+    return b"AMX" in llama_cpp.llama_print_system_info()
+
+
+def import_llama() -> Any:
+    """llama_cpp, with passive OpenMP workers unless the environment chose: the policy is read
+    once, when llama.cpp's library loads, which is this import."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    import llama_cpp
+
+    return llama_cpp
