@@ -1,0 +1,122 @@
+"""The loop's own policies (corrections, the repeated-call guard, the step limit) are
+`wrap_model_call` layers of think's chain, outermost, composed with a user's middleware by the
+same chain: what they tell the model reaches a user's `wrap_model_call` in the request, and a
+run they end makes no model call a user's middleware would see."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain.agents.middleware import AgentMiddleware, ModelRequest
+from langchain_core.messages import AIMessage, ToolMessage
+
+from graph import build_graph
+from graph.messages import is_agent_note
+from tests.support.scripted_model import ScriptedChatModel, action, answer, calls, tool_call
+from tests.unit.test_agent_loop import TOOLS, run
+
+
+class Seen(AgentMiddleware):
+    """A user's middleware that records every request it is handed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.requests: list[ModelRequest] = []
+
+    def wrap_model_call(self, request: ModelRequest, handler: Any) -> Any:
+        self.requests.append(request)
+        return handler(request)
+
+    async def awrap_model_call(self, request: ModelRequest, handler: Any) -> Any:
+        self.requests.append(request)
+        return await handler(request)
+
+
+@pytest.fixture(params=["sync", "async"])
+def mode(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+def test_a_broken_native_call_is_answered_before_the_user_middleware_sees_the_request(
+    mode: str,
+) -> None:
+    broken = AIMessage(
+        content="",
+        invalid_tool_calls=[{"name": "echo", "args": "{oops", "id": "b1", "error": "bad JSON"}],
+    )
+    seen = Seen()
+    model = ScriptedChatModel([broken, calls(tool_call("echo", {"text": "ok"})), "done"])
+    agent = build_graph(model=model, tools=TOOLS, protocol="native", middleware=[seen])
+    out = run(agent, "go", mode)
+    assert out["status"] == "answered" and out["answer"] == "done"
+    second = seen.requests[1].messages
+    answered = [x for x in second if isinstance(x, ToolMessage) and x.tool_call_id == "b1"]
+    assert len(answered) == 1 and answered[0].status == "error"
+    assert "could not be used" in answered[0].text
+    stored = [x for x in out["messages"] if isinstance(x, ToolMessage) and x.tool_call_id == "b1"]
+    assert len(stored) == 1  # told once, stored once
+
+
+@pytest.mark.parametrize("protocol", ["native", "text"])
+def test_too_many_unusable_replies_end_the_run_without_another_call(
+    protocol: str, mode: str
+) -> None:
+    unusable = AIMessage(content="") if protocol == "native" else "Action:"
+    seen = Seen()
+    model = ScriptedChatModel([unusable] * 5)
+    agent = build_graph(
+        model=model, tools=TOOLS, protocol=protocol, middleware=[seen], max_invalid=2
+    )
+    out = run(agent, "go", mode)
+    assert out["status"] == "error" and "last 2 replies could not be parsed" in out["error"]
+    assert len(model.requests) == len(seen.requests) == 2
+    notes = [x for x in seen.requests[1].messages if is_agent_note(x)]
+    assert len(notes) == 1  # the correction, sent with the second call
+
+
+@pytest.mark.parametrize("protocol", ["native", "text"])
+def test_the_step_limit_closing_call_reaches_the_user_middleware_without_tools(
+    protocol: str, mode: str
+) -> None:
+    seen = Seen()
+    script = [
+        action(protocol, "echo", {"text": "a"}),
+        action(protocol, "echo", {"text": "b"}),
+        answer(protocol, "best so far"),
+    ]
+    model = ScriptedChatModel(script)
+    agent = build_graph(
+        model=model,
+        tools=TOOLS,
+        protocol=protocol,
+        middleware=[seen],
+        max_steps=2,
+        answer_on_limit=True,
+    )
+    out = run(agent, "go", mode)
+    assert out["status"] == "max_steps" and out["answer"] == "best so far"
+    assert [bool(r.tools) for r in seen.requests] == [True, True, False]
+    assert "You have used all 2 steps" in seen.requests[-1].messages[-1].text
+
+
+def test_without_a_closing_answer_the_limit_makes_no_call(mode: str) -> None:
+    seen = Seen()
+    script = [action("native", "echo", {"text": str(i)}) for i in range(5)]
+    model = ScriptedChatModel(script)
+    agent = build_graph(model=model, tools=TOOLS, protocol="native", middleware=[seen], max_steps=2)
+    out = run(agent, "go", mode)
+    assert out["status"] == "max_steps" and "max_steps=2" in out["answer"]
+    assert len(model.requests) == len(seen.requests) == 2
+
+
+def test_the_repeat_note_is_in_the_request_the_user_middleware_sees(mode: str) -> None:
+    seen = Seen()
+    same = action("native", "echo", {"text": "same"})
+    model = ScriptedChatModel([same, same, answer("native", "ok, stopping")])
+    agent = build_graph(model=model, tools=TOOLS, protocol="native", middleware=[seen])
+    out = run(agent, "go", mode)
+    assert out["status"] == "answered"
+    told = [x for x in seen.requests[2].messages if is_agent_note(x)]
+    assert len(told) == 1 and "exactly this input" in told[0].text
+    assert [is_agent_note(x) for x in out["messages"]].count(True) == 1
