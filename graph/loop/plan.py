@@ -25,7 +25,7 @@ from graph.loop.closing import closing_update
 from graph.loop.turn import new_turn
 from graph.messages import ID_OF
 from graph.models import factory
-from graph.models.call import ReplyTooLong
+from graph.models.call import Limits, ReplyTooLong
 from graph.policies.step_limit import CLOSING_ROOM
 from graph.protocols import conversation
 from graph.redaction import redact
@@ -145,7 +145,7 @@ def run_time_left(plan: Plan) -> float:
     return plan.ctx.run_timeout - (time.time() - started)
 
 
-def bounds(plan: Plan) -> dict[str, Any]:
-    """The model call's deadline: its own timeout, or what is left of the run's."""
+def bounds(plan: Plan) -> Limits:
+    """The model call's deadline (its own timeout, or what is left of the run's) and cap."""
     timeout = max(0.1, min(plan.ctx.model_timeout, run_time_left(plan)))
-    return {"timeout": timeout, "max_chars": plan.ctx.max_reply_chars}
+    return Limits(timeout, plan.ctx.max_reply_chars)

@@ -34,7 +34,7 @@ def execute(
 ) -> ModelResponse:
     plan, request = for_this_call(b, plan, request)
     runnable, messages = rendered(b, plan, request)
-    reply = call_model(runnable, messages, config, **bounds(plan))
+    reply = call_model(runnable, messages, config, bounds(plan))
     return ModelResponse(result=[read_reply(plan, reply, request)])
 
 
@@ -43,7 +43,7 @@ async def aexecute(
 ) -> ModelResponse:
     plan, request = for_this_call(b, plan, request)
     runnable, messages = rendered(b, plan, request)
-    reply = await acall_model(runnable, messages, config, **bounds(plan))
+    reply = await acall_model(runnable, messages, config, bounds(plan))
     return ModelResponse(result=[read_reply(plan, reply, request)])
 
 

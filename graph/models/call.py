@@ -19,7 +19,7 @@ import asyncio
 import concurrent.futures
 import contextvars
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from langchain_core.messages import (
     AIMessage,
@@ -32,6 +32,13 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from graph.support.workers import DaemonWorkers
 
 
+class Limits(NamedTuple):
+    """One call's bounds: its deadline in seconds and the longest reply taken, in characters."""
+
+    timeout: float
+    max_chars: int
+
+
 class ReplyTooLong(ValueError):
     """The model wrote past the reply cap."""
 
@@ -40,40 +47,36 @@ async def acall_model(
     runnable: Runnable,
     messages: Sequence[BaseMessage],
     config: RunnableConfig | None,
-    *,
-    timeout: float,
-    max_chars: int,
+    limits: Limits,
 ) -> AIMessage:
     """The model's whole reply, or TimeoutError / ReplyTooLong."""
     try:
-        async with asyncio.timeout(timeout):
+        async with asyncio.timeout(limits.timeout):
             reply = await runnable.ainvoke(list(messages), config)
     except TimeoutError:
-        raise TimeoutError(f"no complete reply within {timeout:g} s") from None
-    return capped(as_message(reply), max_chars)
+        raise TimeoutError(f"no complete reply within {limits.timeout:g} s") from None
+    return capped(as_message(reply), limits.max_chars)
 
 
 def call_model(
     runnable: Runnable,
     messages: Sequence[BaseMessage],
     config: RunnableConfig | None,
-    *,
-    timeout: float,
-    max_chars: int,
+    limits: Limits,
 ) -> AIMessage:
     """The sync form: a sync HTTP read cannot be interrupted, so the call runs on a daemon
     worker and the run waits for it until the deadline (the worker finishes, or not, alone)."""
     call = contextvars.copy_context().run
     future = _CALLERS.submit(call, runnable.invoke, list(messages), config)
     try:
-        reply = future.result(timeout)
+        reply = future.result(limits.timeout)
     except concurrent.futures.TimeoutError:
-        raise TimeoutError(f"no complete reply within {timeout:g} s") from None
+        raise TimeoutError(f"no complete reply within {limits.timeout:g} s") from None
     finally:
         # a failure's traceback holds this frame, and the future holds the failure: a
         # reference cycle that only the garbage collector would free
         del future
-    return capped(as_message(reply), max_chars)
+    return capped(as_message(reply), limits.max_chars)
 
 
 _CALLERS = DaemonWorkers("model-call")
