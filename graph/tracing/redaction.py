@@ -39,6 +39,10 @@ PREFIX = "react_agent."
 # with none of these comes out of `redact` unchanged (tests/tracing/test_redaction.py checks it
 # on its own cases), and most of a span's text is such text: skipping it is what keeps the
 # processor's cost in proportion (redact's patterns cost about 0.7 ms per kB of JSON).
+# The words one of those must contain, looked for first with `in` on the lowered text (C's
+# substring search: a tenth of the regex's time on text that holds none of them).
+CLUES = ("key", "token", "secret", "passw", "pwd", "sig", "credential", "auth", "bearer", "basic",
+         "k-", "://")  # fmt: skip
 MAYBE_SECRET = re.compile(
     r"(?:key|token|secret|passw|pwd|sig|credential|auth)[a-z0-9_\-]*[\"']?\s*[=:]"
     r"|(?:bearer|basic|token)\s|[spr]k-|://",
@@ -77,7 +81,10 @@ def environment_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
 
 def masked(text: str, secrets: Sequence[str]) -> str:
     """`redact(text, secrets)`, skipped when nothing in `text` is something it masks."""
-    if MAYBE_SECRET.search(text) or any(s in text for s in secrets):
+    if any(s in text for s in secrets):
+        return redact(text, secrets)
+    lowered = text.lower()
+    if any(clue in lowered for clue in CLUES) and MAYBE_SECRET.search(text):
         return redact(text, secrets)
     return text
 
