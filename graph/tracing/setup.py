@@ -77,8 +77,9 @@ def enable_tracing(
     `console`). `tracer_provider`: None uses the global SDK provider when one is set, else a new
     one (made global when the exporter comes from the environment), named by `OTEL_SERVICE_NAME`
     or `react-agent`. `payloads=False` keeps every message, prompt, tool argument and result out
-    of the spans; None follows OpenInference's own `OPENINFERENCE_HIDE_INPUTS` /
-    `OPENINFERENCE_HIDE_OUTPUTS`. `batch=False` exports each span as it ends (tests).
+    of the spans (True keeps them whatever the environment says); None follows OpenInference's
+    own `OPENINFERENCE_HIDE_INPUTS` / `OPENINFERENCE_HIDE_OUTPUTS`. `batch=False` exports each
+    span as it ends (tests).
     `secrets` are masked verbatim besides those of the environment.
 
     Returns None, adding nothing, when LangChain is already instrumented in this process.
@@ -119,8 +120,9 @@ def enable_tracing(
     inner = BatchSpanProcessor(exporter) if batch else SimpleSpanProcessor(exporter)
     processor = RedactingSpanProcessor(inner, [*secrets, *environment_secrets(env)])
     provider.add_span_processor(processor)
-    hidden = payloads is False
-    config = TraceConfig(hide_inputs=True, hide_outputs=True) if hidden else TraceConfig()
+    # None: OpenInference reads OPENINFERENCE_HIDE_* itself; a bool overrides them both ways
+    shown = {} if payloads is None else {"hide_inputs": not payloads, "hide_outputs": not payloads}
+    config = TraceConfig(**shown)
     instrumentor.instrument(tracer_provider=provider, config=config, skip_dep_check=True)
     # OpenInference reads `message.text()` the pre-1.0 way and LangChain warns about it on every
     # run's stderr; that one warning, from that package only, is not the user's to act on
