@@ -44,6 +44,7 @@ from graph.nodes.think import make_think
 from graph.settings import ConfigError, resolve_context
 from graph.state import LOOP_KEYS, AgentState, InputState, OutputState, RouteState, run_status
 from graph.tooling.registry import registry_tools
+from graph.tracing import trace_from_environment
 
 if TYPE_CHECKING:
     from langgraph_sdk.runtime import ServerRuntime
@@ -112,6 +113,7 @@ def build_graph(
     result in `structured_response`. `settings`: further operator settings (`AgentContext`
     fields, e.g. `tool_timeout=5`). Nothing here touches the network or needs a key.
     """
+    trace_from_environment()  # OpenTelemetry when the OTEL_* variables ask (docs/tracing.md)
     overrides: dict[str, Any] = dict(settings)
     if isinstance(model, str):
         overrides["model"] = model

@@ -128,7 +128,9 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     """A developer's own keys, endpoints and agent settings never leak into a test."""
     for name in list(os.environ):
-        if name in _ISOLATED or name.startswith("REACT_AGENT_"):
+        # OTEL_* / OPENINFERENCE_*: a developer's own tracing set-up would instrument LangChain
+        # in every test that builds a graph (tests/tracing switches it on itself)
+        if name in _ISOLATED or name.startswith(("REACT_AGENT_", "OTEL_", "OPENINFERENCE_")):
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("LANGSMITH_TRACING", "false")
     monkeypatch.setenv("REACT_AGENT_LOCAL", "off")  # the embedded model only where a test asks

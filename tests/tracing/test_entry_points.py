@@ -4,25 +4,19 @@ the run used is in none of them."""
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 
 import pytest
 
-import graph.agent
 from tests.support.cli import cli_env, run_cli
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
 
 pytestmark = pytest.mark.integration
 
 KEY = "sk-cli-test"  # the key tests.support.cli gives every run
-# `build_graph` is where the command line, `langgraph dev` and code switch tracing on; until it
-# calls `trace_from_environment` (the change to graph/agent.py in the tracing report), the
-# command line emits nothing and this test fails as expected
-SWITCHED_ON = "trace_from_environment" in inspect.getsource(graph.agent)
+# `build_graph` is where the command line, `langgraph dev` and code switch tracing on
 
 
-@pytest.mark.xfail(not SWITCHED_ON, reason="build_graph does not switch tracing on", strict=True)
 def test_the_command_line_traces_a_run_when_otel_asks(
     openai_server: ScriptedOpenAIServer, tmp_path: Path
 ) -> None:
