@@ -486,7 +486,7 @@ def run_agent_task(model: Any, tools: list, task: Task, mode: str, label: str) -
 def run_baseline_task(tools: list, task: Task, mode: str, label: str) -> Result:
     """No model: the tool whose records share the most words with the question, called with
     the question as its argument; the answer is the result's first quotable line."""
-    from graph.models.local.hints import hints_for
+    from graph.models.local.builtin_hints import hints_for
     from graph.protocols.text.grammar import tool_specs
 
     started = time.monotonic()
