@@ -1,6 +1,6 @@
 """The configuration table of the docs, generated from the settings declaration.
 
-`graph/settings.py` declares every setting once (`AgentContext`: each field's environment
+`graph/settings/fields.py` declares every setting once (`AgentContext`: each field's environment
 variable, default, scope and help) and lists the other environment variables the project reads
 (`ENVIRONMENT`). A hand-copied table drifts from it (it once showed defaults the code never
 used), so the docs page holds a marker, `<!-- settings-table -->`, and this mkdocs hook puts the

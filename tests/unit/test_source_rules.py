@@ -139,7 +139,7 @@ def test_every_environment_variable_is_declared_once() -> None:
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 used |= set(ENV_NAME.findall(node.value))
     undeclared = sorted(used - declared - NOT_SETTINGS)
-    assert undeclared == [], f"declare these in graph/settings.py: {undeclared}"
+    assert undeclared == [], f"declare these in graph/settings/fields.py: {undeclared}"
 
 
 def test_no_cache_is_keyed_by_id() -> None:
