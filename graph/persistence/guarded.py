@@ -11,6 +11,10 @@ data stays readable by the plain saver) that changes what a failure says, never 
 - a write that fails says what the store still holds: the steps before it, to resume; or, when
   the failed write was a new input's (nothing of it saved), that the input must be sent again.
 
+Behind the guard, `delta_cache.HistoryCache` keeps the last delta-channel histories read, so a
+long thread's conversation is not rebuilt from the checkpoint chain on every load (issue 27);
+its failures reach the guard like the saver's own.
+
 Only public methods of `BaseCheckpointSaver` are overridden, each calling the original.
 """
 
@@ -25,6 +29,7 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.constants import START
 
+from graph.persistence.delta_cache import HistoryCache
 from graph.persistence.errors import (
     CorruptCheckpoint,
     PersistenceError,
@@ -229,8 +234,10 @@ def _starts(task_path: str) -> bool:
 
 @functools.cache
 def guarded(base: type[BaseCheckpointSaver]) -> type[BaseCheckpointSaver]:
-    """`base` with `StoreGuard` in front (one class per base, created once)."""
-    return type(f"Guarded{base.__name__}", (StoreGuard, base), {"__module__": __name__})
+    """`base` with `StoreGuard` in front, then the history cache (one class per base, created
+    once)."""
+    bases = (StoreGuard, HistoryCache, base)
+    return type(f"Guarded{base.__name__}", bases, {"__module__": __name__})
 
 
 __all__ = ["StoreGuard", "guarded"]

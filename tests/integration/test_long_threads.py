@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
@@ -193,6 +194,112 @@ def test_history_memory_does_not_grow_with_the_thread(tmp_path: Path) -> None:
     assert streamed_40 < full_40 / 10, peaks
 
 
+def ids_and_states(agent: Any, history: list[Any]) -> dict[str, Any]:
+    return {
+        s.config["configurable"]["checkpoint_id"]: agent.get_state(s.config).values for s in history
+    }
+
+
+async def aids_and_states(agent: Any, history: list[Any]) -> dict[str, Any]:
+    return {
+        s.config["configurable"]["checkpoint_id"]: (await agent.aget_state(s.config)).values
+        for s in history
+    }
+
+
+def stored_states(url: str, history: list[Any]) -> dict[str, Any]:
+    """Every checkpoint's state as a saver with nothing cached loads it."""
+    with open_saver(url) as fresh:
+        return ids_and_states(agent_on(fresh, []), history)
+
+
+def test_cached_histories_load_the_same_states_as_the_store(tmp_path: Path) -> None:
+    """Every checkpoint of the shapes thread, loaded (twice, the second time from the cache)
+    through the saver that built it, equals the same checkpoint loaded through a fresh saver;
+    and changing a loaded state's conversation or bookkeeping changes no later load."""
+    url = f"sqlite:///{tmp_path / 'checkpoints.sqlite'}"
+    with open_saver(url) as saver:
+        agent = build_thread(saver, "shapes")
+        history = list(agent.get_state_history(config("shapes")))
+        again = {}
+        for snapshot in history:
+            for _ in range(2):  # read from the store, then from the cache: the caller changes it
+                values = agent.get_state(snapshot.config).values
+                values.get("messages", []).append(("user", "added by the caller"))
+                values.get("run", {})["step"] = 999
+            again[snapshot.config["configurable"]["checkpoint_id"]] = agent.get_state(
+                snapshot.config
+            ).values
+        assert saver.histories.get(saver.histories.key(history[-2].config), ["messages"])
+    stored = stored_states(url, history)
+    assert again == stored  # the store holds nothing the caller added
+
+
+def test_a_write_on_an_earlier_checkpoint_reaches_later_loads(tmp_path: Path) -> None:
+    """Writes stored through the saver on a checkpoint that has children (LangGraph never does
+    that, a caller of the saver may), and a checkpoint stored again under its id, change the
+    later checkpoints' states; loads through the caching saver see that as the store does."""
+    url = f"sqlite:///{tmp_path / 'checkpoints.sqlite'}"
+    with open_saver(url) as saver:
+        agent = build_thread(saver, "shapes")
+        history = list(agent.get_state_history(config("shapes")))
+        head, earlier = history[0], history[4]
+        before = agent.get_state(head.config).values  # the head's history is cached now
+        late = AIMessage(content="written later", id="written-later")
+        saver.put_writes(earlier.config, [("messages", [late])], "a-caller", "")
+        after = agent.get_state(head.config).values
+        assert "written later" in [m.content for m in after["messages"]]
+        assert after == stored_states(url, [head])[head.config["configurable"]["checkpoint_id"]]
+        assert before != after
+        # `earlier` stored again as a thread's first checkpoint: the walk stops there now
+        ids_and_states(agent, history[:4])
+        stored = saver.get_tuple(earlier.config)
+        root = {"configurable": {"thread_id": "shapes", "checkpoint_ns": ""}}
+        saver.put(root, stored.checkpoint, stored.metadata, {})
+        cut = ids_and_states(agent, history[:4])
+    assert cut == stored_states(url, history[:4])
+    assert cut[head.config["configurable"]["checkpoint_id"]] != after
+
+
+def test_deleting_a_thread_forgets_its_cached_histories(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'checkpoints.sqlite'}"
+    with open_saver(url) as saver:
+        agent = build_thread(saver, "shapes")
+        key = saver.histories.key(agent.get_state(config("shapes")).config)
+        assert saver.histories.get(key, ["messages", "run"]) is not None
+        saver.delete_thread("shapes")
+        assert saver.histories.get(key, ["messages"]) is None
+        assert agent.get_state(config("shapes")).values == {}
+
+
+def test_extended_histories_on_the_async_store_match_the_full_walk(tmp_path: Path) -> None:
+    """The async SQLite saver extends a cached ancestor's history instead of walking back to
+    the last snapshot: every checkpoint, read oldest first (each one's parent cached) and
+    newest first, loads the same state as LangGraph's own walk on a fresh saver; so does the
+    head after a write on an earlier checkpoint through the async saver."""
+    url = f"sqlite:///{tmp_path / 'checkpoints.sqlite'}"
+    with open_saver(url) as saver:
+        history = list(build_thread(saver, "shapes").get_state_history(config("shapes")))
+    expected = stored_states(url, history)
+    head, earlier = history[0], history[4]
+
+    async def read() -> tuple[dict[str, Any], dict[str, Any], Any]:
+        async with open_async_saver(url) as saver:
+            agent = agent_on(saver, [])
+            newest_first = await aids_and_states(agent, history)
+            oldest_first = await aids_and_states(agent, history[::-1])
+            await agent.aget_state(history[1].config)  # the head's parent, cached
+            late = AIMessage(content="written later", id="written-later")
+            await saver.aput_writes(earlier.config, [("messages", [late])], "a-caller", "")
+            return newest_first, oldest_first, (await agent.aget_state(head.config)).values
+
+    newest_first, oldest_first, written = asyncio.run(read())
+    assert newest_first == expected
+    assert oldest_first == expected
+    assert "written later" in [m.content for m in written["messages"]]
+    assert written == stored_states(url, [head])[head.config["configurable"]["checkpoint_id"]]
+
+
 @pytest.mark.postgres
 def test_streamed_rows_match_on_postgres_sync_and_async() -> None:
     """PostgreSQL pages its ids with its own placeholders; the rows are the same."""
@@ -209,6 +316,27 @@ def test_streamed_rows_match_on_postgres_sync_and_async() -> None:
                 return [row async for row in aiter_history(agent, thread)]
 
         assert asyncio.run(streamed()) == expected
+    finally:
+        with open_saver(POSTGRES_URL) as saver:
+            saver.delete_thread(thread)
+
+
+@pytest.mark.postgres
+def test_cached_histories_on_postgres_match_and_pruning_forgets_them() -> None:
+    """The PostgreSQL savers cache histories too (no extension there): loads through the
+    caching saver equal a fresh saver's, and pruning a thread drops its cached histories."""
+    thread = f"test-long-{uuid.uuid4().hex[:10]}"
+    try:
+        with open_saver(POSTGRES_URL) as saver:
+            agent = build_thread(saver, thread)
+            history = list(agent.get_state_history(config(thread)))
+            cached = ids_and_states(agent, history)
+            key = saver.histories.key(agent.get_state(history[0].config).config)
+            assert saver.histories.get(key, ["messages"]) is not None
+            with open_saver(POSTGRES_URL) as fresh:
+                assert ids_and_states(agent_on(fresh, []), history) == cached
+            saver.prune([thread], strategy="delete")
+            assert saver.histories.get(key, ["messages"]) is None
     finally:
         with open_saver(POSTGRES_URL) as saver:
             saver.delete_thread(thread)
