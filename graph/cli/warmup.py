@@ -64,7 +64,7 @@ def _writable(folder: Path) -> bool:
 
 def _start(ctx: Any) -> None:
     with contextlib.suppress(Exception):  # `Session.ready` starts it again and reports why
-        from graph.models.local.server import local_server
+        from graph.models.local.shared import local_server
 
         local_server()  # first: the model loads while LangChain loads below
         from graph.models.factory import resolve_model

@@ -17,7 +17,7 @@ from graph.cli.warmup import start_model
 def started(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """What the background start did, in order, with a fake server and model."""
     import graph.models.factory as factory
-    import graph.models.local.server as server
+    import graph.models.local.shared as server
 
     calls: list[Any] = []
     model = SimpleNamespace(warm=lambda: calls.append("records"))

@@ -581,7 +581,7 @@ def test_hand_written_examples_parse_as_expected() -> None:
 
 
 def test_llama_cpp_holds_an_expression_to_the_questions_numbers(llama: LlamaGrammarEngine) -> None:
-    from graph.models.local.completion import _spaced
+    from graph.models.local.inputs import spaced as _spaced
     from graph.models.local.constrain import arithmetic_grammar
 
     grammar = _spaced(arithmetic_grammar("Split eighty-four sweets among 6 children."))
@@ -592,7 +592,7 @@ def test_llama_cpp_holds_an_expression_to_the_questions_numbers(llama: LlamaGram
 
 
 def test_llama_cpp_holds_a_piece_and_a_choice(llama: LlamaGrammarEngine) -> None:
-    from graph.models.local.completion import _spaced
+    from graph.models.local.inputs import spaced as _spaced
     from graph.models.local.constrain import choice_grammar, piece_grammar
 
     pieces = _spaced(piece_grammar("What time is it in Rio de Janeiro?"))

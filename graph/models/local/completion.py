@@ -10,12 +10,8 @@ A step is up to two short requests, and the model makes every decision in them:
 1. the choice (`Tool:`): the offered tools' names or `none`, under a grammar that allows only
    those; greedy decoding picks the model's most likely option. Only the last position's
    logits are needed, so the server keeps `logits_all` off;
-2. then, for a tool, its input (`Input:`) under the grammar its hints give
-   (`constrain.py`: the question's arithmetic in words the calculator reads, else expressions
-   over the question's numbers; a piece of the question; or the tool's JSON schema); a tool
-   whose hints say it takes the whole question gets it from code, and so does an arithmetic
-   argument the question states in one piece only; for `none`, the model's own short answer
-   (`Answer:`, one line).
+2. then, for a tool, its input (`Input:`, `inputs.py`: under the grammar its hints give, or
+   from code where they leave no choice); for `none`, the model's own short answer (`Answer:`).
 
 After a result, the choice is another tool or the answer; the answer may be one of the lines
 the result offers (quoted answers). When only one line is allowed, code writes it without a
@@ -46,20 +42,16 @@ from pydantic import ConfigDict, Field, PrivateAttr
 
 from graph.messages import ARGUMENT_BY, DECIDED_BY
 from graph.models.local import transport
-from graph.models.local.builtin_hints import direct_examples, hints_for
+from graph.models.local.builtin_hints import direct_examples
 from graph.models.local.constrain import (
-    accepted_pieces,
-    arithmetic_grammar,
-    arithmetic_pieces,
     choice_grammar,
-    piece_grammar,
-    question_numbers,
     quote_grammar,
 )
 from graph.models.local.hints import tool_name
+from graph.models.local.inputs import possible, spaced, tool_input
 from graph.models.local.prompt import conversation_turns, fixed_part, render_prompt
-from graph.models.local.wire import chat_messages, chat_result, text_of
-from graph.protocols.text.grammar import arguments_grammar, object_grammar, tool_specs
+from graph.models.local.wire import chat_request, chat_result, single, text_of
+from graph.protocols.text.grammar import object_grammar
 from graph.protocols.text.observations import QUOTED_THOUGHT, quotable_lines
 
 PromptMode = Literal["completion", "chat"]
@@ -143,14 +135,14 @@ class LocalCompletionModel(BaseChatModel):
         prompt = self.prompt_for(messages, tools)
         turns = conversation_turns(messages)
         question = turns[-1].question if turns else ""
-        offered = {tool_name(t): t for t in tools or [] if _possible(t, question)}
+        offered = {tool_name(t): t for t in tools or [] if possible(t, question)}
         done = [s for s in (turns[-1].steps if turns else []) if s.observation is not None]
         observed = [s.observation for s in done]
         answered = [s.observation for s in done if not s.failed]  # what an answer may quote
         meta: dict[str, Any] = {DECIDED_BY: "model"}
         chosen = None
         if offered and not observed:
-            data = yield self._request(prompt + "Tool:", _spaced(choice_grammar(list(offered))), 12)
+            data = yield self._request(prompt + "Tool:", spaced(choice_grammar(list(offered))), 12)
             picked = text_of(data).strip()
             chosen = picked if picked in offered else None
             prompt += f"Tool: {picked or 'none'}\n"
@@ -163,8 +155,8 @@ class LocalCompletionModel(BaseChatModel):
         elif not observed:
             prompt += "Tool: none\n"
         if chosen is not None:
-            arguments, by = yield from self._arguments(
-                prompt, offered[chosen], question, max_tokens
+            arguments, by = yield from tool_input(
+                prompt, offered[chosen], question, max_tokens, self._request
             )
             meta[ARGUMENT_BY] = by
             text = (
@@ -174,7 +166,7 @@ class LocalCompletionModel(BaseChatModel):
             return text, meta
         prompt += "Answer:"
         if schema:  # the grammar writes the schema's JSON object: the answer is typed
-            data = yield self._request(prompt, _spaced(object_grammar(schema)), max_tokens)
+            data = yield self._request(prompt, spaced(object_grammar(schema)), max_tokens)
             thought = QUOTED_THOUGHT if observed else DIRECT_THOUGHT
             return f"Thought: {thought}\nFinal Answer: {text_of(data).strip()}", meta
         last_ok = bool(done) and not done[-1].failed
@@ -182,7 +174,7 @@ class LocalCompletionModel(BaseChatModel):
         if len(quotes) == 1:
             return f"Thought: {QUOTED_THOUGHT}\nFinal Answer: {quotes[0]}", {DECIDED_BY: "code"}
         if quotes:
-            data = yield self._request(prompt, _spaced(quote_grammar(quotes)), max_tokens)
+            data = yield self._request(prompt, spaced(quote_grammar(quotes)), max_tokens)
         else:
             data = yield self._request(prompt, None, min(max_tokens, ANSWER_TOKENS))
             if not text_of(data).strip():
@@ -190,33 +182,6 @@ class LocalCompletionModel(BaseChatModel):
         answer = " ".join(text_of(data).split())
         thought = QUOTED_THOUGHT if observed else DIRECT_THOUGHT
         return f"Thought: {thought}\nFinal Answer: {answer}", meta
-
-    def _arguments(
-        self, prompt: str, tool: Any, question: str, max_tokens: int
-    ) -> Generator[Request, dict[str, Any], tuple[dict[str, Any], str]]:
-        """The chosen tool's input and who wrote it ("model" or "code")."""
-        hints = hints_for(tool)
-        if hints.question_argument:
-            return {hints.question_argument: " ".join(question.split())}, "code"
-        single = hints.arithmetic_argument or hints.piece_argument
-        grammar = None
-        if hints.arithmetic_argument:
-            stated = arithmetic_pieces(question, hints.reads) if hints.reads else []
-            if len(stated) == 1:  # the question's own words, the one reading the tool takes
-                return {hints.arithmetic_argument: stated[0]}, "code"
-            grammar = arithmetic_grammar(question, hints.reads)
-        elif hints.piece_argument:
-            default = _schema_default(tool, hints.piece_argument)
-            grammar = piece_grammar(question, hints.accepts, default)
-        if single and grammar:
-            data = yield self._request(prompt + "Input:", _spaced(grammar), max_tokens)
-            return {single: text_of(data).strip()}, "model"
-        data = yield self._request(prompt + "Input:", _spaced(arguments_grammar(tool)), max_tokens)
-        try:
-            value = json.loads(text_of(data))
-        except ValueError:
-            value = {}
-        return (value if isinstance(value, dict) else {}), "model"
 
     def _request(self, prompt: str, grammar: str | None, max_tokens: int) -> Request:
         body: Request = {
@@ -233,29 +198,14 @@ class LocalCompletionModel(BaseChatModel):
             body["repeat_penalty"] = self.repeat_penalty
         return body
 
-    def _chat_request(
-        self, messages: Sequence[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
-    ) -> Request:
-        """The `chat` prompt mode's one request: the transcript, the agent's grammar."""
-        extra = dict(kwargs.get("extra_body") or {})
-        body: Request = {
-            "model": self.model_name,
-            **extra,
-            "messages": chat_messages(messages, kwargs.get("tools")),
-        }
-        stops = list(dict.fromkeys([*(stop or []), *(kwargs.get("stop") or [])]))
-        if stops:
-            body["stop"] = stops
-        body["max_tokens"] = int(kwargs.get("max_tokens") or self.max_tokens or 256)
-        if self.temperature is not None:
-            body["temperature"] = self.temperature
-        return body
-
     def _plan(
         self, messages: Sequence[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
     ) -> tuple[str, Generator[Request, dict[str, Any], tuple[str, dict[str, Any]]]]:
         if self.prompt_mode == "chat":
-            return "/chat/completions", _single(self._chat_request(messages, stop, kwargs))
+            body = chat_request(
+                self.model_name, self.temperature, self.max_tokens, messages, stop, kwargs
+            )
+            return "/chat/completions", single(body)
         max_tokens = int(kwargs.get("max_tokens") or self.max_tokens or 256)
         schema = kwargs.get(ANSWER_SCHEMA)  # a structured answer (build_graph(response_format))
         if schema:
@@ -351,38 +301,3 @@ class LocalCompletionModel(BaseChatModel):
         except StopIteration as done:
             text, meta = done.value
         return chat_result(text, meta, usage, started, self.model_name)
-
-
-def _single(
-    body: Request,
-) -> Generator[Request, dict[str, Any], tuple[str, dict[str, Any]]]:
-    data = yield body
-    return text_of(data).strip(), {DECIDED_BY: "model"}
-
-
-def _possible(tool: Any, question: str) -> bool:
-    """Whether the tool's argument can be written for this question: an expression needs a
-    number of the question's (its grammar allows no other operands but a few constants); a
-    piece the tool must know (a place) needs one it knows, or a default."""
-    hints = hints_for(tool)
-    if hints.arithmetic_argument:
-        return bool(question_numbers(question))
-    if hints.piece_argument and hints.accepts is not None:
-        if _schema_default(tool, hints.piece_argument):
-            return True
-        return bool(accepted_pieces(question, hints.accepts))
-    return True
-
-
-def _schema_default(tool: Any, argument: str) -> str | None:
-    """The default the tool's schema declares for this argument, if a string."""
-    ((_, schema),) = tool_specs([tool])
-    default = (schema.get("properties") or {}).get(argument, {}).get("default")
-    return default if isinstance(default, str) and default else None
-
-
-def _spaced(grammar: str) -> str:
-    """The grammar with one space before its root (the prompt ends at the colon, and the
-    model's token after a colon carries its space) and the newline that ends the line after
-    it (the request stops there; without it the model could not end where it wants to)."""
-    return grammar.replace("root ::= ", 'root ::= " " (', 1).replace("\n", ') "\\n"?\n', 1)

@@ -1,6 +1,6 @@
 """The managed llama.cpp server: one subprocess per GGUF file, started on demand, always stopped
-(for a GGUF served to other processes, and the eval's server mode); and `local_server()`, the
-process's one embedded model, which runs in this process.
+(for a GGUF served to other processes, and the eval's server mode). The process's one embedded
+model, which runs in this process, is `shared.local_server()`.
 
 The server is `python -m llama_cpp.server` (through `server_process.py`) in its own process
 group on a free loopback port. It never outlives this process: `stop()` (context exit,
@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 from graph.models.local import server_process
-from graph.models.local.engine import LocalEngine
 from graph.models.local.model_file import (
     LocalModelError,
     Progress,
@@ -278,32 +277,3 @@ def _stop_group(process: subprocess.Popen[bytes], grace: float) -> None:
         os.killpg(process.pid, signal.SIGKILL)
     with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(timeout=grace)
-
-
-_shared: LocalEngine | None = None
-_shared_lock = threading.Lock()
-
-
-def local_server(progress: Progress | None = stderr_progress, **options: Any) -> Any:
-    """The process-wide embedded model: started on first call, reused afterwards (restarted if
-    it stopped), stopped at interpreter exit. It runs in this process (`LocalEngine`), on every
-    llama.cpp build (with AMX kernels too: see `native.py`); its `base_url` is what
-    `chat_model` takes. `options` (the engine's arguments) apply to the first start."""
-    global _shared
-    with _shared_lock:
-        if _shared is not None and _shared.running:
-            return _shared
-        if _shared is None:
-            _shared = LocalEngine(progress=progress, **options)
-        elif progress is not None:
-            _shared.progress = progress
-        return _shared.start()
-
-
-def stop_local_server() -> None:
-    """Stop the shared model now (it is also stopped at exit)."""
-    global _shared
-    with _shared_lock:
-        if _shared is not None:
-            _shared.stop()
-            _shared = None

@@ -29,7 +29,7 @@ def in_process(base_url: str) -> bool:
 
 def engine() -> Any:
     """The in-process model `local_server()` started (starting it if none was)."""
-    from graph.models.local.server import local_server
+    from graph.models.local.shared import local_server
 
     running = local_server()
     if not in_process(running.base_url):

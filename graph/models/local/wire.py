@@ -5,13 +5,14 @@ its usage. The `chat` prompt mode's transcript is rendered here too."""
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from typing import Any
 
 import httpx
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
+from graph.messages import DECIDED_BY
 from graph.models.local.hints import tool_name
 from graph.models.local.prompt import HIDDEN_PREFIX
 
@@ -99,3 +100,34 @@ def chat_messages(messages: Sequence[BaseMessage], tools: Sequence[Any] | None) 
         if isinstance(message, HumanMessage) or role == "assistant":
             out.append({"role": role, "content": message.text})
     return out
+
+
+def chat_request(
+    model_name: str,
+    temperature: float | None,
+    max_tokens: int | None,
+    messages: Sequence[BaseMessage],
+    stop: list[str] | None,
+    kwargs: dict[str, Any],
+) -> dict[str, Any]:
+    """The `chat` prompt mode's one request: the transcript, the agent's grammar."""
+    extra = dict(kwargs.get("extra_body") or {})
+    body: dict[str, Any] = {
+        "model": model_name,
+        **extra,
+        "messages": chat_messages(messages, kwargs.get("tools")),
+    }
+    stops = list(dict.fromkeys([*(stop or []), *(kwargs.get("stop") or [])]))
+    if stops:
+        body["stop"] = stops
+    body["max_tokens"] = int(kwargs.get("max_tokens") or max_tokens or 256)
+    if temperature is not None:
+        body["temperature"] = temperature
+    return body
+
+
+def single(
+    body: dict[str, Any],
+) -> Generator[dict[str, Any], dict[str, Any], tuple[str, dict[str, Any]]]:
+    data = yield body
+    return text_of(data).strip(), {DECIDED_BY: "model"}
