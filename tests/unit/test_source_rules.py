@@ -89,10 +89,13 @@ def test_no_module_is_named_like_the_standard_library(path: Path) -> None:
 
 
 def test_modules_stay_small() -> None:
+    """A module one reads in a sitting: at most 300 lines in graph/ (the design's rule), 400 in
+    tools/ (a tool and its internals beside it)."""
     lengths = {
         str(p.relative_to(ROOT)): len(p.read_text().splitlines()) for p in sources(*PACKAGES)
     }
-    assert {path: n for path, n in lengths.items() if n > 400} == {}
+    limit = {path: 300 if path.startswith("graph") else 400 for path in lengths}
+    assert {path: n for path, n in lengths.items() if n > limit[path]} == {}
 
 
 def test_importing_the_packages_has_no_side_effects(tmp_path: Path) -> None:

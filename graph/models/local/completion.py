@@ -8,8 +8,7 @@ small to follow a page of instructions. They continue documents; a document of w
 A step is up to two short requests, and the model makes every decision in them:
 
 1. the choice (`Tool:`): the offered tools' names or `none`, under a grammar that allows only
-   those; greedy decoding picks the model's most likely option. Only the last position's
-   logits are needed, so the server keeps `logits_all` off;
+   those; greedy decoding picks the model's most likely option;
 2. then, for a tool, its input (`Input:`, `inputs.py`: under the grammar its hints give, or
    from code where they leave no choice); for `none`, the model's own short answer (`Answer:`).
 
@@ -18,10 +17,9 @@ the result offers (quoted answers). When only one line is allowed, code writes i
 call. Every reply says who decided in `response_metadata["react_decided_by"]` (`model` or
 `code`) and, for a call, who wrote the input in `react_argument_by`.
 
-The reply is an AIMessage with ReAct text (`Thought:` / `Action:` / `Action Input:` or
-`Final Answer:`) for the agent's parser. The agent's own grammar, sent with `extra_body`, is
-used only in the `chat` prompt mode (the text protocol's transcript on `/v1/chat/completions`,
-the baseline the eval compares against): the completion mode builds narrower ones itself.
+The reply is an AIMessage with ReAct text for the agent's parser. The agent's own grammar
+(`extra_body`) is used only in the `chat` prompt mode (the text protocol's transcript, the
+eval's baseline): the completion mode builds narrower ones itself.
 """
 
 from __future__ import annotations
@@ -43,10 +41,7 @@ from pydantic import ConfigDict, Field, PrivateAttr
 from graph.messages import ARGUMENT_BY, DECIDED_BY
 from graph.models.local import transport
 from graph.models.local.builtin_hints import direct_examples
-from graph.models.local.constrain import (
-    choice_grammar,
-    quote_grammar,
-)
+from graph.models.local.constrain import choice_grammar, quote_grammar
 from graph.models.local.hints import tool_name
 from graph.models.local.inputs import possible, spaced, tool_input
 from graph.models.local.prompt import conversation_turns, fixed_part, render_prompt
