@@ -4,8 +4,8 @@ stay bounded in time and memory?
 One thread on the project's SQLite saver grows turn by turn, each turn run the way
 `react-agent ask --thread T` runs it: the thread's lock, the state read, the run streamed with
 durability "sync", the state read again. The model is `bench.doubles.BenchModel`: each turn
-asks for one `fetch` (a distinct 2,000-character observation), then answers. At each size
-(10, 200, 500 turns by default) the script reports:
+asks for one `fetch` (a distinct 2,000-character observation; `--repeat N`: N times as long),
+then answers. At each size (10, 200, 500 turns by default) the script reports:
 
 - the wall time of the last turns (median of `--window` turns ending at that size);
 - `history` of the whole thread, run in a child process so its peak resident memory is its
@@ -18,6 +18,7 @@ asks for one `fetch` (a distinct 2,000-character observation), then answers. At 
     uv run python bench/long_threads.py --quick             # 5 and 20 turns
     uv run python bench/long_threads.py --profile 500       # cProfile of turn 500 (top 30)
     uv run python bench/long_threads.py --history legacy    # history as full state snapshots
+    uv run python bench/long_threads.py --repeat 10         # 20,000-character observations
 
 `--history stream` (the default) reads rows with
 `graph.persistence.timeline.aiter_history`; `legacy` rebuilds every full state with
@@ -32,7 +33,9 @@ import cProfile
 import io
 import json
 import pstats
+import random
 import resource
+import string
 import subprocess
 import sys
 import tempfile
@@ -44,7 +47,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import build_ours
-from bench.doubles import USAGE, BenchModel, fetch_tool
+from bench.doubles import OBSERVATION_CHARS, USAGE, BenchModel, fetch_tool
 from bench.report import human_bytes, table, write_json
 from bench.timing import median
 
@@ -63,6 +66,28 @@ def turn_policy(messages: list[Any]) -> Any:
     turn = sum(1 for m in messages if m.type == "human")
     call = {"name": "fetch", "args": {"index": turn}, "id": f"call_{turn}"}
     return AIMessage(content="", tool_calls=[call], usage_metadata=USAGE)
+
+
+def observation_tool(repeat: int) -> Any:
+    """`fetch` with observations `repeat` times as long, as distinct and as incompressible as
+    `bench.doubles`' (a turn's cost on a long thread depends on the bytes its loads decode)."""
+    if repeat == 1:
+        return fetch_tool()
+    from langchain_core.tools import StructuredTool
+
+    rng = random.Random(7)
+    alphabet = string.ascii_letters + string.digits + " .,"
+    texts = ["".join(rng.choices(alphabet, k=OBSERVATION_CHARS * repeat)) for _ in range(64)]
+
+    def fetch(index: int) -> str:
+        return texts[index % len(texts)]
+
+    async def afetch(index: int) -> str:
+        return fetch(index)
+
+    return StructuredTool.from_function(
+        func=fetch, coroutine=afetch, name="fetch", description="Fetch one item by its index."
+    )
 
 
 async def one_turn(agent: Any, url: str, turn: int) -> float:
@@ -154,7 +179,8 @@ async def grow(args: argparse.Namespace, url: str, db: Path) -> list[dict[str, A
     results: list[dict[str, Any]] = []
     turn = 0
     async with open_async_saver(url) as saver:
-        agent = build_ours(BenchModel(turn_policy), [fetch_tool()], checkpointer=saver)
+        tools = [observation_tool(args.repeat)]
+        agent = build_ours(BenchModel(turn_policy), tools, checkpointer=saver)
         for size in args.sizes:
             times: list[float] = []
             while turn < size:
@@ -205,6 +231,7 @@ def main() -> None:
     parser.add_argument(
         "--history-upto", type=int, default=0, help="skip history above this many turns"
     )
+    parser.add_argument("--repeat", type=int, default=1, help="observation size x 2,000 chars")
     args = parser.parse_args()
     args.sizes = [5, 20] if args.quick else sorted(int(s) for s in args.sizes.split(","))
     with tempfile.TemporaryDirectory(prefix="bench-long-") as folder:
@@ -239,7 +266,8 @@ def main() -> None:
             ],
         )
     )
-    path = write_json("long_threads", {"history_mode": args.history, "results": results})
+    meta = {"history_mode": args.history, "observation_chars": OBSERVATION_CHARS * args.repeat}
+    path = write_json("long_threads", {**meta, "results": results})
     print(f"\n(raw samples: {path.relative_to(ROOT)})")
 
 
