@@ -10,6 +10,7 @@ reading's peak stays flat while the full-state one grows.
 from __future__ import annotations
 
 import asyncio
+import functools
 import tracemalloc
 import uuid
 from pathlib import Path
@@ -19,9 +20,11 @@ import pytest
 from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.types import Command
 
 from graph import build_graph
+from graph.persistence.delta_extend import aextend
 from graph.persistence.forks import edited_update
 from graph.persistence.history import history_rows
 from graph.persistence.savers import open_async_saver, open_saver
@@ -276,7 +279,8 @@ def test_extended_histories_on_the_async_store_match_the_full_walk(tmp_path: Pat
     """The async SQLite saver extends a cached ancestor's history instead of walking back to
     the last snapshot: every checkpoint, read oldest first (each one's parent cached) and
     newest first, loads the same state as LangGraph's own walk on a fresh saver; so does the
-    head after a write on an earlier checkpoint through the async saver."""
+    head after a write on an earlier checkpoint through the async saver. The extension itself
+    (not a fallback to the walk) gives the head's history from its cached parent."""
     url = f"sqlite:///{tmp_path / 'checkpoints.sqlite'}"
     with open_saver(url) as saver:
         history = list(build_thread(saver, "shapes").get_state_history(config("shapes")))
@@ -289,6 +293,18 @@ def test_extended_histories_on_the_async_store_match_the_full_walk(tmp_path: Pat
             newest_first = await aids_and_states(agent, history)
             oldest_first = await aids_and_states(agent, history[::-1])
             await agent.aget_state(history[1].config)  # the head's parent, cached
+            cached = functools.partial(saver.histories.covering, channels=["messages"])
+            key = saver.histories.key(head.config)
+            extended = await aextend(saver, key, ["messages"], cached)
+        async with open_async_saver(url) as fresh:  # LangGraph's own walk, nothing cached
+            walked = await AsyncSqliteSaver.aget_delta_channel_history(
+                fresh, config=head.config, channels=["messages"]
+            )
+        assert extended is not None
+        assert extended == walked
+        async with open_async_saver(url) as saver:
+            agent = agent_on(saver, [])
+            await agent.aget_state(history[1].config)
             late = AIMessage(content="written later", id="written-later")
             await saver.aput_writes(earlier.config, [("messages", [late])], "a-caller", "")
             return newest_first, oldest_first, (await agent.aget_state(head.config)).values
