@@ -13,6 +13,10 @@
   per iteration), and a plain function as a router runs in a worker thread after every node in
   async runs. `create_agent` builds its nodes and routers as LangGraph's `RunnableCallable`
   with `trace=False`; so do we (`untraced`).
+* Whether a run has a checkpointer: LangGraph puts it in the run's config under
+  `langgraph.constants.CONFIG_KEY_CHECKPOINTER` (exported "for backwards compatibility"), and
+  no public accessor says it. A run without one can be neither resumed nor replayed, so the
+  approvals ledger has nothing to record for it (`checkpointed`).
 * `ToolNode` takes one call with the state to inject as a `ToolCallWithContext` dict (the
   payload `create_agent`'s `Send` used to carry; LangGraph calls it internal). Given a bare list
   of calls instead, it reads the state again by copying every channel of the graph: act already
@@ -26,6 +30,7 @@ from typing import Any, TypeVar
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.runnables import Runnable
 from langgraph._internal._runnable import RunnableCallable
+from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.graph.state import CompiledStateGraph
 
 G = TypeVar("G", bound=CompiledStateGraph)
@@ -82,3 +87,9 @@ def inline(router: Any) -> Runnable:
     """A router as `create_agent` adds its own: run inline in async runs too (a plain function
     would go to a worker thread after every node), its input read by its annotation."""
     return untraced(router, None, router.__name__)
+
+
+def checkpointed(config: Any) -> bool:
+    """Whether the run this config belongs to stores checkpoints (so it can be resumed)."""
+    configurable = (config or {}).get("configurable") or {}
+    return configurable.get(CONFIG_KEY_CHECKPOINTER) is not None

@@ -18,9 +18,8 @@ state key says.
   checkpoints): a replay, a fork, a re-run from the checkpoint between review and act, or a
   crash that cut the call short asks the person again (a new interrupt, in the mode's own
   format) instead of running on the old decision.
-* Every call's start is recorded before its side effect; a task that starts a call again after
-  a crash marks its observation `response_metadata["react_rerun"] = N` (N earlier starts that
-  never finished), so any engine's retry shows it.
+* Every call's start is recorded before its side effect (in a run that stores checkpoints): a
+  call started again after a crash is marked `response_metadata["react_rerun"] = N`.
 * A call that belongs to no run under way (a client's `Command(goto="act")` on a finished or
   new thread) or that still waits for the review step is not run here, and nothing is written
   for it: the next turn, or the review, takes it up. Two results for one call, or a second
@@ -39,6 +38,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from graph import messages as m
+from graph._compat import checkpointed
 from graph.middleware.approval_seal import sealed
 from graph.middleware.approvals import asked_again, with_edit_notice
 from graph.persistence.ledger import Attempt, Ledger, ledger_for
@@ -274,6 +274,10 @@ def _task(request: ToolCallRequest) -> str:
 
 
 def _ledger(request: ToolCallRequest) -> tuple[Ledger | None, str]:
+    """The thread's ledger; none for a run that stores no checkpoints: it can be neither
+    resumed nor replayed, so there is no later run to spend a decision or mark a rerun for."""
+    if not checkpointed(getattr(request.runtime, "config", None)):
+        return None, _task(request)
     return ledger_for(request.runtime.store, _thread(request)), _task(request)
 
 

@@ -15,7 +15,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import InjectedState, ToolNode
 from typing_extensions import TypedDict
 
-from graph._compat import compiled_as, declared_jumps, tool_input
+from graph._compat import checkpointed, compiled_as, declared_jumps, tool_input
 
 
 def test_declared_jumps_are_read_from_langchains_decorators() -> None:
@@ -157,3 +157,24 @@ def test_a_tool_call_with_the_state_reaches_injected_tools_without_a_second_read
         tool_input({"name": "echo", "args": {}, "id": "c", "type": "tool_call"}, None)
     )
     assert bare[1] == "tool_calls"  # without a state: the bare call, and the node reads it
+
+
+def test_a_runs_checkpointer_is_seen_in_its_config() -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.config import get_config
+
+    seen: list[bool] = []
+
+    def node(state: Counter) -> Counter:
+        seen.append(checkpointed(get_config()))
+        return {"n": state["n"] + 1}
+
+    builder = StateGraph(Counter)
+    builder.add_node("node", node)
+    builder.add_edge(START, "node")
+    builder.add_edge("node", END)
+    builder.compile().invoke({"n": 0})
+    builder.compile(checkpointer=InMemorySaver()).invoke(
+        {"n": 0}, {"configurable": {"thread_id": "t"}}
+    )
+    assert seen == [False, True]
