@@ -22,8 +22,7 @@ state key says.
   call started again after a crash is marked `response_metadata["react_rerun"] = N`.
 * A call that belongs to no run under way (a client's `Command(goto="act")` on a finished or
   new thread) or that still waits for the review step is not run here, and nothing is written
-  for it: the next turn, or the review, takes it up. Two results for one call, or a second
-  loop next to the one the client's update started, cannot come from act.
+  for it: the next turn, or the review, takes it up.
 """
 
 from __future__ import annotations
