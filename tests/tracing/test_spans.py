@@ -9,31 +9,13 @@ from typing import Any
 
 import pytest
 from langchain.agents.middleware import AgentMiddleware
-from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from graph import build_graph
+from tests.support.plain_tools import echo, explode, publish
 from tests.support.scripted_model import ScriptedChatModel, action, answer, calls, tool_call
 from tests.tracing.conftest import Spans
-
-
-@tool
-def echo(text: str) -> str:
-    """Repeat the text back."""
-    return f"echo: {text}"
-
-
-@tool
-def explode(text: str) -> str:
-    """Always fails."""
-    raise RuntimeError("disk on fire")
-
-
-@tool
-def publish(text: str) -> str:
-    """Publish the text (needs approval)."""
-    return f"published {text}"
 
 
 def config(thread: str) -> dict[str, Any]:

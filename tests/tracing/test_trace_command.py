@@ -18,6 +18,7 @@ from langgraph.types import Command
 from graph import build_graph
 from graph.persistence.savers import open_saver
 from tests.support.cli import cli_env, run_cli
+from tests.support.plain_tools import explode, publish
 from tests.support.scripted_model import ScriptedChatModel, calls, tool_call
 
 pytestmark = pytest.mark.integration
@@ -28,18 +29,6 @@ def echo(text: str) -> str:
     """Repeat the text back, after a short wait."""
     time.sleep(0.05)
     return f"echo: {text}"
-
-
-@tool
-def explode(text: str) -> str:
-    """Always fails."""
-    raise RuntimeError("disk on fire")
-
-
-@tool
-def publish(text: str) -> str:
-    """Publish the text (needs approval)."""
-    return f"published {text}"
 
 
 def step(name: str, args: dict, tokens: tuple[int, int]) -> AIMessage:

@@ -16,6 +16,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from graph import build_graph, recursion_limit_for
 from graph.messages import is_agent_note
 from graph.settings import ConfigError
+from tests.support.plain_tools import echo, explode
 from tests.support.scripted_model import ScriptedChatModel, action, answer, calls, tool_call
 
 PROTOCOLS = ["native", "text"]
@@ -38,18 +39,6 @@ def endless(protocol: str):
         return step if isinstance(step, AIMessage) else AIMessage(content=step)
 
     return ScriptedChatModel([reply], cycle=True)
-
-
-@tool
-def echo(text: str) -> str:
-    """Repeat the text back."""
-    return f"echo: {text}"
-
-
-@tool
-def explode(text: str) -> str:
-    """Always fails."""
-    raise RuntimeError("disk on fire")
 
 
 @tool

@@ -15,8 +15,8 @@ from graph.messages import agent_note
 from graph.protocols.text.grammar import grammar_for
 from graph.protocols.text.observations import quotable_lines
 from graph.steps import latest_observations
+from tests.support.plain_tools import echo, explode
 from tests.support.scripted_model import ReplyingChatModel, action, answer
-from tests.unit.test_agent_loop import echo, explode
 
 CLOCK = "2026-11-23 15:03:47 UTC (UTC, UTC+00:00), Monday"
 FAILED = "Unknown time zone 'Atlantis'; use an IANA name."

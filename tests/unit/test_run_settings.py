@@ -13,9 +13,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from graph import build_graph
 from graph.settings import RUN_FIELDS, ConfigError, resolve_context, resolve_run_context
+from tests.support.plain_tools import echo
 from tests.support.scripted_model import ScriptedChatModel, action, answer
 from tests.support.sentences import assert_one_sentence
-from tests.unit.test_agent_loop import TOOLS, echo
+from tests.unit.test_agent_loop import TOOLS
 
 
 def ask(agent: Any, context: dict | None = None, question: str = "go") -> dict:
