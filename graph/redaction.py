@@ -35,6 +35,13 @@ _SECRET_PAIR = re.compile(
     r"|(?P<value>(?:(?:Bearer|Basic|Token)\s+)?[^\s&\"',;}]+))",
     re.IGNORECASE,
 )
+# Where a secret pair can start: a word followed by its separator (`name=`, `"name":`). Most
+# text has few; `_SECRET_PAIR` alone tries its name pattern at every word of the text, which
+# made redaction cost about 0.3 ms per kB of JSON (a traced run's spans are mostly JSON).
+_NAME_THEN_SEP = re.compile(r"\b[a-zA-Z0-9_\-]+[\"']?\s*[=:]")
+_SECRET_WORD = re.compile(
+    r"key|token|secret|password|passwd|pwd|sig|signature|credential|auth", re.IGNORECASE
+)
 _BEARER = re.compile(r"\b(?P<kind>Bearer|Basic|Token)\s+[A-Za-z0-9._~+/\-=]{4,}", re.IGNORECASE)
 _PROVIDER_KEY = re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_\-*]{6,}")
 
@@ -44,6 +51,23 @@ def _mask_pair(match: re.Match[str]) -> str:
     if match["quote"]:
         return f"{head}{match['quote']}{MASK}{match['quote']}"
     return f"{head}{MASK}"
+
+
+def _mask_pairs(text: str) -> str:
+    """`_SECRET_PAIR.sub(_mask_pair, text)`, trying the full pattern only where a word that
+    names a secret is followed by its separator: the same matches, found in one cheap pass."""
+    parts: list[str] = []
+    done = 0
+    for candidate in _NAME_THEN_SEP.finditer(text):
+        start = candidate.start()
+        if start < done or not _SECRET_WORD.search(text, start, candidate.end()):
+            continue
+        match = _SECRET_PAIR.match(text, start)
+        if match is None:
+            continue
+        parts += [text[done:start], _mask_pair(match)]
+        done = match.end()
+    return "".join([*parts, text[done:]]) if parts else text
 
 
 def _userinfo(match: re.Match[str]) -> str:
@@ -67,6 +91,6 @@ def redact(text: object, secrets: Iterable[str | None] = ()) -> str:
         if secret and len(secret) >= 4:
             out = out.replace(secret, MASK)
     out = _USERINFO.sub(_userinfo, out)
-    out = _SECRET_PAIR.sub(_mask_pair, out)
+    out = _mask_pairs(out)
     out = _BEARER.sub(lambda m: f"{m['kind']} {MASK}", out)
     return _PROVIDER_KEY.sub(MASK, out)

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from graph.persistence.savers import describe
 from graph.redaction import MASK, redact
@@ -104,3 +106,29 @@ def test_describe_never_shows_a_password(url: str, shown: str) -> None:
 )
 def test_describe_masks_passwords_in_query_strings_and_dsns(url: str) -> None:
     assert "qsecret1" not in describe(url)
+
+
+_NAMES = st.sampled_from(["key", "Token", "api_key", "x-api-key", "pwd", "auth", "name", "a-b"])
+_FILLER = st.sampled_from(
+    [" ", "  ", "\n", '"', "'", "&", ",", ";", "}", "{", "-", "Bearer ", "abc", "sk-", "?", "="]
+)  # fmt: skip
+# a name, maybe quoted, maybe spaced, its separator and a value (quoted or not)
+_PAIR = st.tuples(
+    _NAMES,
+    st.sampled_from(["", '"', "'"]),
+    st.sampled_from(["", " ", "  "]),
+    st.sampled_from(["=", ":"]),
+    st.sampled_from(["", " "]),
+    st.sampled_from(["v", '"q v"', "'q'", "Bearer t0k", "a=b", "x:y", "", "token=z"]),
+).map("".join)
+_PIECES = st.one_of(_PAIR, _FILLER, _NAMES)
+
+
+@given(st.lists(_PIECES, max_size=40).map("".join))
+@settings(max_examples=400, deadline=None)
+def test_the_pair_scan_finds_what_the_pair_pattern_finds(text: str) -> None:
+    """The one-pass scan of secret `name=value` pairs masks exactly what the pattern applied
+    at every position masks (the scan only skips the places no pair can start)."""
+    from graph.redaction import _SECRET_PAIR, _mask_pair, _mask_pairs
+
+    assert _mask_pairs(text) == _SECRET_PAIR.sub(_mask_pair, text)
