@@ -80,7 +80,7 @@ class Run(TypedDict, total=False):
     review: list[str]  # ids of the calls of this step that wait for a person's decision
     invalid: str | None  # why the model's last reply could not be used
     invalid_streak: int
-    wrap_up: bool  # the next think asks for the best answer, with no tools
+    wrap_up: bool  # the step limit's closing call (`StepLimit` marks its request; not stored)
     started_at: float | None  # wall-clock start (time.time()), for the run deadline
     closed: bool  # the run already ended in think (no room left for finish)
     ended_by: str | None  # the middleware that ended the run (a jump to the end)
