@@ -581,8 +581,8 @@ def test_hand_written_examples_parse_as_expected() -> None:
 
 
 def test_llama_cpp_holds_an_expression_to_the_questions_numbers(llama: LlamaGrammarEngine) -> None:
-    from graph.models.local.inputs import spaced as _spaced
     from graph.models.local.constrain import arithmetic_grammar
+    from graph.models.local.inputs import spaced as _spaced
 
     grammar = _spaced(arithmetic_grammar("Split eighty-four sweets among 6 children."))
     for text in [" 84 / 6", " 84 / 6\n", " (84 - 6) * 2", " sqrt(84)"]:
@@ -592,8 +592,8 @@ def test_llama_cpp_holds_an_expression_to_the_questions_numbers(llama: LlamaGram
 
 
 def test_llama_cpp_holds_a_piece_and_a_choice(llama: LlamaGrammarEngine) -> None:
-    from graph.models.local.inputs import spaced as _spaced
     from graph.models.local.constrain import choice_grammar, piece_grammar
+    from graph.models.local.inputs import spaced as _spaced
 
     pieces = _spaced(piece_grammar("What time is it in Rio de Janeiro?"))
     assert llama.accepts(pieces, " Rio de Janeiro") and not llama.accepts(pieces, " Paris")
