@@ -25,10 +25,8 @@ _USERINFO = re.compile(
 )
 # query or key=value pairs whose name looks secret: ?api_key=..., &token=..., password=..., JSON
 # ("api_key": "..."), headers (Authorization: Bearer ...); a quoted value runs to its quote
-_SECRET_NAMES = (
-    r"[a-zA-Z0-9_\-]*(?:key|token|secret|password|passwd|pwd|sig|signature|credential|auth)"
-    r"[a-zA-Z0-9_\-]*"
-)
+_SECRET_WORDS = r"key|token|secret|password|passwd|pwd|sig|signature|credential|auth"
+_SECRET_NAMES = rf"[a-zA-Z0-9_\-]*(?:{_SECRET_WORDS})[a-zA-Z0-9_\-]*"
 _SECRET_PAIR = re.compile(
     rf"(?P<name>\b{_SECRET_NAMES})(?P<close>[\"']?)(?P<sep>\s*[=:]\s*)"
     r"(?:(?P<quote>[\"'])(?P<quoted>[^\"'\r\n]*)(?P=quote)"
@@ -37,11 +35,17 @@ _SECRET_PAIR = re.compile(
 )
 # Where a secret pair can start: a word followed by its separator (`name=`, `"name":`). Most
 # text has few; `_SECRET_PAIR` alone tries its name pattern at every word of the text, which
-# made redaction cost about 0.3 ms per kB of JSON (a traced run's spans are mostly JSON).
-_NAME_THEN_SEP = re.compile(r"\b[a-zA-Z0-9_\-]+[\"']?\s*[=:]")
-_SECRET_WORD = re.compile(
-    r"key|token|secret|password|passwd|pwd|sig|signature|credential|auth", re.IGNORECASE
-)
+# made redaction cost about 0.3 ms per kB of JSON (a traced run's spans are mostly JSON). Case
+# folded as `_SECRET_PAIR` is (`[a-z]` then takes `ı`, `ſ`, the Kelvin sign, as it does there).
+_NAME_THEN_SEP = re.compile(r"\b[a-zA-Z0-9_\-]+[\"']?\s*[=:]", re.IGNORECASE)
+_SECRET_WORD = re.compile(_SECRET_WORDS, re.IGNORECASE)
+# What any pattern below needs somewhere in the text: a secret word, a credential scheme, a
+# provider key's dash, a URL's `://`. Text with none of it comes out unchanged, and most text (a
+# span's JSON, an error) has none: found by substring search in lowered ASCII text (C's search,
+# a tenth of a regex's time). Text that is not ASCII always gets the patterns: their case
+# folding takes letters `lower()` leaves alone (`ſ` for `s`, `ı` for `i`).
+_CLUES = ("key", "token", "secret", "passw", "pwd", "sig", "credential", "auth", "bearer", "basic",
+          "k-", "://")  # fmt: skip
 _BEARER = re.compile(r"\b(?P<kind>Bearer|Basic|Token)\s+[A-Za-z0-9._~+/\-=]{4,}", re.IGNORECASE)
 _PROVIDER_KEY = re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_\-*]{6,}")
 
@@ -90,7 +94,20 @@ def redact(text: object, secrets: Iterable[str | None] = ()) -> str:
     for secret in secrets:
         if secret and len(secret) >= 4:
             out = out.replace(secret, MASK)
-    out = _USERINFO.sub(_userinfo, out)
+    return out if _nothing_to_mask(out) else _masked(out)
+
+
+def _nothing_to_mask(text: str) -> bool:
+    """Whether none of the patterns can match: ASCII text without any of `_CLUES`."""
+    if not text.isascii():
+        return False
+    lowered = text.lower()
+    return not any(clue in lowered for clue in _CLUES)
+
+
+def _masked(text: str) -> str:
+    """Every pattern applied, in order (what `redact` does to text that may hold a secret)."""
+    out = _USERINFO.sub(_userinfo, text)
     out = _mask_pairs(out)
     out = _BEARER.sub(lambda m: f"{m['kind']} {MASK}", out)
     return _PROVIDER_KEY.sub(MASK, out)

@@ -34,20 +34,6 @@ SECRET_NAME = re.compile(r"authorization|api[_\-.]?key|password|passwd|secret|co
 SECRET_VARIABLE = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|HEADERS", re.I)
 SHORTEST_SECRET = 8  # shorter values ("true", "on", a port) would mask ordinary words
 PREFIX = "react_agent."
-# What `redact` can change, found by a scan that starts at a literal: a secret-looking name
-# followed by `=` or `:`, a Bearer/Basic/Token credential, a provider-style key, a URL. A text
-# with none of these comes out of `redact` unchanged (tests/tracing/test_redaction.py checks it
-# on its own cases), and most of a span's text is such text: skipping it is what keeps the
-# processor's cost in proportion (redact's patterns cost about 0.7 ms per kB of JSON).
-# The words one of those must contain, looked for first with `in` on the lowered text (C's
-# substring search: a tenth of the regex's time on text that holds none of them).
-CLUES = ("key", "token", "secret", "passw", "pwd", "sig", "credential", "auth", "bearer", "basic",
-         "k-", "://")  # fmt: skip
-MAYBE_SECRET = re.compile(
-    r"(?:key|token|secret|passw|pwd|sig|credential|auth)[a-z0-9_\-]*[\"']?\s*[=:]"
-    r"|(?:bearer|basic|token)\s|[spr]k-|://",
-    re.IGNORECASE,
-)
 # The inputs a span repeats from elsewhere, dropped: a graph node's input is the whole state
 # (every message of the thread, again at every node), a model call's `input.value` the whole
 # request serialized (its messages are `llm.input_messages.*`). Kept: a node's output (what it
@@ -79,21 +65,11 @@ def environment_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
     return sorted(found, key=len, reverse=True)
 
 
-def masked(text: str, secrets: Sequence[str]) -> str:
-    """`redact(text, secrets)`, skipped when nothing in `text` is something it masks."""
-    if any(s in text for s in secrets):
-        return redact(text, secrets)
-    lowered = text.lower()
-    if any(clue in lowered for clue in CLUES) and MAYBE_SECRET.search(text):
-        return redact(text, secrets)
-    return text
-
-
 def _clean(value: Any, secrets: Sequence[str]) -> Any:
     if isinstance(value, str):
-        return masked(value, secrets)
+        return redact(value, secrets)
     if isinstance(value, tuple | list):
-        return tuple(masked(v, secrets) if isinstance(v, str) else v for v in value)
+        return tuple(redact(v, secrets) if isinstance(v, str) else v for v in value)
     return value
 
 

@@ -108,7 +108,9 @@ def test_describe_masks_passwords_in_query_strings_and_dsns(url: str) -> None:
     assert "qsecret1" not in describe(url)
 
 
-_NAMES = st.sampled_from(["key", "Token", "api_key", "x-api-key", "pwd", "auth", "name", "a-b"])
+_NAMES = st.sampled_from(
+    ["key", "Token", "api_key", "x-api-key", "pwd", "auth", "name", "a-b", "ſecret", "credentıal"]
+)
 _FILLER = st.sampled_from(
     [" ", "  ", "\n", '"', "'", "&", ",", ";", "}", "{", "-", "Bearer ", "abc", "sk-", "?", "="]
 )  # fmt: skip
