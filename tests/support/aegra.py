@@ -230,6 +230,10 @@ def aegra(
         base = {**_QUIET, **FAST_RECOVERY, **(env or {}), "AGENT_API_KEYS": key}
         started: list[Instance] = []
         stack.callback(_stop_all, started)
+        deployment = Deployment(started, database_url, redis.url, key, redis, workdir)
+        # one after another: on a fresh database each instance's start inserts the default
+        # assistants, and two starting at once race on that insert (Aegra 0.11: the loser exits
+        # with a duplicate key on assistant_pkey); a deployment rolls instances out alike
         for index in range(instances):
             port = free_port()
             started.append(
@@ -242,8 +246,7 @@ def aegra(
                     url=f"http://127.0.0.1:{port}",
                 )
             )
-        deployment = Deployment(started, database_url, redis.url, key, redis, workdir)
-        _wait_healthy(deployment, startup_timeout)
+            _wait_healthy(deployment, startup_timeout)
         yield deployment
 
 
