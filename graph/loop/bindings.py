@@ -62,7 +62,8 @@ class Bindings:
         self.response_format = response_format
         self.middleware = list(middleware)
         # the loop's own policies (graph/policies) outermost, then the user's wrappers
-        self.model_layers = [*loop_policies(self), *model_layers(self.middleware)]
+        self.policies = loop_policies(self)
+        self.user_model_layers = model_layers(self.middleware)
         self.tool_layers = tool_layers(self.middleware)
         # a middleware's own tools are offered and run like any other
         self.middleware_tools = [t for mw in self.middleware for t in getattr(mw, "tools", [])]
@@ -111,6 +112,12 @@ class Bindings:
                 )
             ),
         )
+
+    def model_chain(self, ctx: AgentContext) -> list[AgentMiddleware]:
+        """The layers of this run's model call, outermost first: the loop policies its
+        settings switch on (`LoopPolicy.needs`), then the user's `wrap_model_call` middleware."""
+        on = [p for p in self.policies if p.needs is None or getattr(ctx, p.needs)]
+        return [*on, *self.user_model_layers]
 
     def _read_env(self) -> frozenset[tuple[str, str | None]]:
         """The settings' variables that are set: a set intersection reads the environment once

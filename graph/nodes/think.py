@@ -40,7 +40,9 @@ def make_think(b: Bindings) -> tuple[Any, Any]:
             if plan.done:
                 update = plan.update
             else:
-                chain = chain_model_call(b.model_layers, partial(execute, b, plan, config=config))
+                chain = chain_model_call(
+                    b.model_chain(plan.ctx), partial(execute, b, plan, config=config)
+                )
                 try:
                     update = decide(plan, *chain(plan.request))
                 except Exception as exc:
@@ -55,7 +57,7 @@ def make_think(b: Bindings) -> tuple[Any, Any]:
                 update = plan.update
             else:
                 call = partial(aexecute, b, plan, config=config)
-                chain = achain_model_call(b.model_layers, call)
+                chain = achain_model_call(b.model_chain(plan.ctx), call)
                 try:
                     update = decide(plan, *(await chain(plan.request)))
                 except Exception as exc:

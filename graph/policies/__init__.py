@@ -19,6 +19,10 @@ so a user's middleware sees the request they shaped:
 - `EndpointFallback`: the operator's `fallback_models` take over on a connection error, a
   429 or a 5xx (LangChain's `ModelFallbackMiddleware`, with the agent's rule of when).
 
+A policy whose setting is off for a run (`LoopPolicy.needs`: no `run_timeout`, no
+`fallback_models`, `answer_after` or `quoted_answers` unset, `context_share=0`) is left out of
+that run's chain, so a trace or a stack shows only the policies that can act.
+
 They add no graph nodes and no channels: what they read is the run's bookkeeping (`run`), one
 delta channel, so they cost no checkpoint rows. The corrections, the repeated-call guard and
 the step limit are `before_model` work done at the start of the chain (the tools' results are
@@ -30,12 +34,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from langchain.agents.middleware import AgentMiddleware
-
-    from graph.policies.base import AgentHost
+    from graph.policies.base import AgentHost, LoopPolicy
 
 
-def loop_policies(b: AgentHost) -> list[AgentMiddleware]:
+def loop_policies(b: AgentHost) -> list[LoopPolicy]:
     """The policies, outermost first, for one compiled graph."""
     from graph.policies.answer_budget import AnswerBudget
     from graph.policies.context_fit import ContextFit

@@ -13,6 +13,8 @@ from graph.steps import run_messages
 
 
 class AnswerBudget(LoopPolicy):
+    needs = "answer_after"
+
     def shaped(self, request: ModelRequest) -> ModelRequest | ModelResponse:
         budget = self.settings(request).answer_after
         if not budget or not request.tools:

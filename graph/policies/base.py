@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from langchain.agents.middleware import (
     AgentMiddleware,
@@ -59,6 +59,11 @@ class LoopPolicy(AgentMiddleware):
     to send, a response to give instead of calling the model (an `ExtendedModelResponse` whose
     `Command` ends the run), or a `CallAndStore` (this request, and a command stored with the
     reply). The sync and async forms share it."""
+
+    needs: ClassVar[str | None] = None
+    """The setting the policy acts on. Where a run's value is empty (unset, 0, nothing
+    listed) the policy is left out of that run's chain (`Bindings.model_chain`), as
+    `create_agent` runs only the middleware it was given: it would only pass the call on."""
 
     def __init__(self, bindings: AgentHost) -> None:
         super().__init__()

@@ -196,6 +196,8 @@ def _line(call: dict[str, Any]) -> str:
 
 
 class ContextFit(LoopPolicy):
+    needs = "context_share"
+
     def shaped(self, request: ModelRequest) -> ModelRequest | ModelResponse:
         ctx = self.settings(request)
         if not ctx.context_share:

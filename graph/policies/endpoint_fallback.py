@@ -22,6 +22,8 @@ class _Kept(BaseException):
 
 
 class EndpointFallback(LoopPolicy):
+    needs = "fallback_models"
+
     def shaped(self, request: ModelRequest) -> ModelRequest | ModelResponse:
         return request
 

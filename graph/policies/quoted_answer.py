@@ -15,6 +15,8 @@ from graph.steps import run_messages
 
 
 class QuotedAnswer(LoopPolicy):
+    needs = "quoted_answers"
+
     def shaped(self, request: ModelRequest) -> ModelRequest | ModelResponse:
         run = self.run(request)
         if request.tools or run.get("wrap_up") or self.bindings.response_format is not None:

@@ -18,6 +18,8 @@ class RunDeadlineReached(TimeoutError):
 
 
 class RunDeadline(LoopPolicy):
+    needs = "run_timeout"
+
     def shaped(self, request: ModelRequest) -> ModelRequest | ModelResponse:
         limit = self.settings(request).run_timeout
         started = self.run(request).get("started_at")
