@@ -115,8 +115,6 @@ def kind_of(message: BaseMessage) -> str | None:
     return message.response_metadata.get(MARK)
 
 
-# `kind_of` for `map` over the metadata of many messages (read in C, not in a Python loop)
-MARK_OF = operator.methodcaller("get", MARK)
 # a message's id, for `map` over many messages in the same way
 ID_OF = operator.attrgetter("id")
 

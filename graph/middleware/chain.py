@@ -1,4 +1,5 @@
-"""Middleware wrappers composed around one model call and around one tool call.
+"""Middleware wrappers composed around one model call. (Tool-call wrappers are composed by
+`graph.tooling.execution`, into the one `wrap_tool_call` `ToolNode` takes.)
 
 The first middleware is the outermost layer, as in `create_agent`. A layer may call the
 handler several times (retries, fallbacks) or not at all (a canned reply); the `Command`s a
@@ -24,8 +25,7 @@ from langchain.agents.middleware import (
     ModelRequest,
     ModelResponse,
 )
-from langchain_core.messages import AIMessage, ToolMessage
-from langgraph.prebuilt.tool_node import ToolCallRequest
+from langchain_core.messages import AIMessage
 from langgraph.types import Command
 
 from graph.middleware.hooks import implements
@@ -33,9 +33,6 @@ from graph.middleware.hooks import implements
 ModelCall = Callable[[ModelRequest], ModelResponse]
 AsyncModelCall = Callable[[ModelRequest], Awaitable[ModelResponse]]
 Composed = tuple[ModelResponse, list[Command]]
-ToolResult = ToolMessage | Command
-ToolCall = Callable[[ToolCallRequest], ToolResult]
-AsyncToolCall = Callable[[ToolCallRequest], Awaitable[ToolResult]]
 
 
 def as_response(result: Any) -> tuple[ModelResponse, list[Command]]:
@@ -122,27 +119,6 @@ def _amodel_layer(
         return response, [*kept, *own]
 
     return run
-
-
-def chain_tool_call(layers: Sequence[AgentMiddleware], base: ToolCall) -> ToolCall:
-    """`request -> ToolMessage | Command` through every layer's `wrap_tool_call`."""
-    return _chained(layers, base, lambda layer: layer.wrap_tool_call)
-
-
-def achain_tool_call(layers: Sequence[AgentMiddleware], base: AsyncToolCall) -> AsyncToolCall:
-    """The async form, through every layer's `awrap_tool_call` (or its sync form in a worker)."""
-    return _chained(layers, base, lambda layer: async_form(layer, "wrap_tool_call"))
-
-
-def _chained(layers: Sequence[AgentMiddleware], base: Any, wrap_of: Callable[[Any], Any]) -> Any:
-    call = base
-    for layer in reversed(layers):
-        call = _bound(wrap_of(layer), call)
-    return call
-
-
-def _bound(wrap: Callable[[Any, Any], Any], inner: Any) -> Any:
-    return lambda request: wrap(request, inner)
 
 
 def async_form(layer: AgentMiddleware, hook: str) -> Callable[[Any, Any], Awaitable[Any]]:

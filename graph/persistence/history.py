@@ -200,10 +200,6 @@ def state_as_dict(values: dict[str, Any]) -> dict[str, Any]:
     return plain
 
 
-def state_as_json(values: dict[str, Any], *, indent: int | None = 2) -> str:
-    return json.dumps(state_as_dict(values), ensure_ascii=False, default=str, indent=indent)
-
-
 def _message_dict(message: Any) -> dict[str, Any]:
     data: dict[str, Any] = {"type": message.type, "content": message.content, "id": message.id}
     for key in ("tool_calls", "invalid_tool_calls", "tool_call_id", "name", "status"):

@@ -103,15 +103,3 @@ def failure_text(exc: Exception, tool_name: str, tool: BaseTool | None, timeout:
     if isinstance(exc, ToolException):
         return str(exc) or f"Tool '{tool_name}' failed."
     return f"Tool '{tool_name}' failed: {type(exc).__name__}: {exc}"
-
-
-def as_text(output: Any) -> str:
-    if isinstance(output, str):
-        return output
-    content = getattr(output, "content", None)  # a ToolMessage or similar
-    if isinstance(content, str):
-        return content
-    try:
-        return json.dumps(output, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return str(output)
