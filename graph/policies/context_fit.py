@@ -47,7 +47,7 @@ def estimated_tokens(items: Sequence[Any]) -> int:
     total = 0
     for item in items:
         if isinstance(item, BaseMessage):
-            text = item.text
+            text = _text(item)
             if isinstance(item, AIMessage) and item.tool_calls:
                 text += json.dumps(item.tool_calls, ensure_ascii=False, default=str)
             total += PER_MESSAGE
@@ -64,10 +64,17 @@ def most_tokens(messages: Sequence[BaseMessage]) -> int:
 
 
 def _bound(message: BaseMessage) -> int:
-    size = len(message.text)
+    size = len(_text(message))
     if isinstance(message, AIMessage) and message.tool_calls:
         size += len(json.dumps(message.tool_calls, ensure_ascii=False, default=str))
     return PER_MESSAGE + size * 4 // 3 + 1
+
+
+def _text(message: BaseMessage) -> str:
+    """The message's text: its content when that is a string (`.text` builds a new accessor
+    object at every read, and every request reads every message)."""
+    content = message.content
+    return content if isinstance(content, str) else message.text
 
 
 def schema_tokens(tool: Any) -> int:
