@@ -3,8 +3,8 @@
     uv run --extra local python bench/first_answer.py [--runs 5] [--turns 3] [--without-uv]
 
 Runs `uv run --extra local react-agent ask "What is 17 * 23?"` `--runs` times, each a fresh
-process (with `--without-uv`: `python -m graph.cli ask`, to tell uv's share from the
-process's own), after one unrecorded run that builds what a second run finds made: the model
+process (with `--without-uv`: `python -m graph.cli ask` and `chat`, to tell uv's share from
+the process's own), after one unrecorded run that builds what a second run finds made: the model
 file assembled and the worked records' KV state saved next to it (`graph/models/local/
 prefix_cache.py`). Each run sets REACT_AGENT_LOCAL_TIMES=1, so the model prints what each part
 cost, and the bench lays those lines on a timeline from the moment it started the command:
@@ -45,6 +45,7 @@ COMMAND = ["uv", "run", "--extra", "local", "react-agent", "ask", QUESTION]
 # --without-uv: the same process started directly, so uv's own environment check is left out
 DIRECT = [sys.executable, "-m", "graph.cli", "ask", QUESTION]
 CHAT = ["uv", "run", "--extra", "local", "react-agent", "chat"]
+CHAT_DIRECT = [sys.executable, "-m", "graph.cli", "chat"]
 TURNS = ("What is 17 * 23?", "What is 1,000 divided by 8?", "What is 12 squared?")
 AT = re.compile(r"\(at (\d+\.\d+)\)")
 BORN = re.compile(r"process started at (\d+\.\d+)")
@@ -94,10 +95,10 @@ def run_once(
     return wall, cpu, sorted(timeline, key=lambda row: row[1]), answer
 
 
-def chat_turns(env: dict[str, str], turns: int) -> list[float]:
+def chat_turns(env: dict[str, str], turns: int, command: list[str] = CHAT) -> list[float]:
     """Seconds from writing each question to a piped `chat` to reading its answer."""
     process = subprocess.Popen(
-        CHAT,
+        command,
         cwd=ROOT,
         env=env,
         stdin=subprocess.PIPE,
@@ -138,12 +139,13 @@ def main() -> None:
             "REACT_AGENT_STATE_DIR": state,
             "REACT_AGENT_LOCAL_TIMES": "1",
         }
-        _, _, first, _ = run_once(env)  # the model assembled, the records' state saved
+        command = DIRECT if args.without_uv else COMMAND
+        _, _, first, _ = run_once(env, command)  # the model assembled, the records' state saved
         made = [detail for label, _, detail in first if label == "prefix"]
         print(f"unrecorded first run: {made[0] if made else 'no prefix line'}")
         walls, cpus = [], []
         for n in range(1, args.runs + 1):
-            wall, cpu, timeline, answer = run_once(env, DIRECT if args.without_uv else COMMAND)
+            wall, cpu, timeline, answer = run_once(env, command)
             walls.append(wall)
             cpus.append(cpu)
             print(f"\nrun {n}: {wall:.2f} s wall, {cpu:.2f} s CPU, {answer}")
@@ -156,7 +158,7 @@ def main() -> None:
             f"CPU per process: median {statistics.median(cpus):.2f} s"
         )
         if args.turns:
-            turns = chat_turns(env, args.turns)
+            turns = chat_turns(env, args.turns, CHAT_DIRECT if args.without_uv else CHAT)
             shown = ", ".join(f"{s:.2f}" for s in turns)
             later = statistics.median(turns[1:]) if len(turns) > 1 else float("nan")
             print(

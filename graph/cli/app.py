@@ -44,13 +44,19 @@ for command in (
 def main() -> None:
     """Run the command line (each command reads `.env` before it starts).
 
-    Once the command is done, every object left is frozen out of the garbage collector
-    (`gc.freeze`): the interpreter's last full collection at exit would otherwise walk all
-    that LangChain, LangGraph and pydantic built, 0.2-0.35 s of a three-second `ask` on two
-    cores, to free memory the process is about to give back. Whatever must be written is
-    closed by the command itself (the store, the thread's lock); Python does not promise to
-    finalize objects still alive at exit anyway.
+    The cyclic garbage collector is off until the command's model is ready (`Session.ready`
+    turns it back on, for the turns): what the command imports and builds before that lives
+    as long as the process, and the collector's passes over it, about 0.15 s of GIL-held time
+    in a three-second `ask` on two cores, would delay both the command and the embedded
+    model's start. A command that starts no model (`history`, `config`, ...) reads a bounded
+    amount and ends. Once the command is done, every object left is frozen out of the
+    collector (`gc.freeze`): the interpreter's last full collection at exit would otherwise
+    walk all that LangChain, LangGraph and pydantic built (0.2-0.35 s) to free memory the
+    process is about to give back. Whatever must be written is closed by the command itself
+    (the store, the thread's lock); Python does not promise to finalize objects still alive
+    at exit anyway.
     """
+    gc.disable()
     try:
         app()
     finally:

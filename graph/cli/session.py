@@ -7,6 +7,7 @@ savers load here and never on the start-up path of `--help`, `config` or `tools`
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import sys
 from collections.abc import Coroutine
@@ -89,13 +90,17 @@ class Session:
         self.started = False
 
     async def ready(self) -> None:
-        """Start the model once (off the event loop: the embedded one takes seconds)."""
+        """Start the model once (off the event loop: the embedded one takes seconds); then
+        the garbage collector is on again, what the start built kept out of its passes."""
         if not self.started:
             from graph.models.factory import resolve_model
 
             ctx = self.ctx or self.run.context()
             await asyncio.to_thread(resolve_model, ctx)
             self.started = True
+            if not gc.isenabled():  # paused for the start by the command line (`app.main`)
+                gc.freeze()
+                gc.enable()
 
     async def drive(self, payload: Any, config: dict[str, Any]) -> tuple[dict[str, Any], bool]:
         """Run until the turn ends; return the final values and whether it is paused."""
