@@ -21,6 +21,9 @@
   payload `create_agent`'s `Send` used to carry; LangGraph calls it internal). Given a bare list
   of calls instead, it reads the state again by copying every channel of the graph: act already
   holds the state when it is reached by an edge, so it hands it over (`tool_input`).
+* `create_agent` registers LangChain's `SubagentTransformer` (`run.subagents` in
+  `stream_events(version="v3")`) from a private module; nothing exports it
+  (`subagent_transformer`).
 """
 
 from __future__ import annotations
@@ -93,3 +96,11 @@ def checkpointed(config: Any) -> bool:
     """Whether the run this config belongs to stores checkpoints (so it can be resumed)."""
     configurable = (config or {}).get("configurable") or {}
     return configurable.get(CONFIG_KEY_CHECKPOINTER) is not None
+
+
+def subagent_transformer() -> Any:
+    """LangChain's stream transformer for nested named agents, as `create_agent` registers it
+    (imported here, on first use: `graph.middleware.streaming`)."""
+    from langchain.agents._subagent_transformer import SubagentTransformer
+
+    return SubagentTransformer

@@ -22,6 +22,7 @@ from langchain.agents.middleware import AgentMiddleware, HumanInTheLoopMiddlewar
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import SystemMessage
 from langchain_core.tools import BaseTool
+from langgraph.cache.base import BaseCache
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -36,6 +37,7 @@ from graph.loop.tasks import to_act
 from graph.middleware.hooks import NODE_HOOKS, hook_node, jumps_of, node_name, with_hook
 from graph.middleware.loading import check_names, load_middleware
 from graph.middleware.schema import extended, private_keys
+from graph.middleware.streaming import stream_transformers
 from graph.nodes.act import make_act
 from graph.nodes.finish import make_finish
 from graph.nodes.observe import make_observe, make_route_after_act
@@ -96,6 +98,8 @@ def build_graph(
     interrupt_after: Sequence[str] | None = None,
     debug: bool = False,
     name: str = "react-agent",
+    transformers: Sequence[Callable[[tuple[str, ...]], Any]] = (),
+    cache: BaseCache | None = None,
     **settings: Any,
 ) -> CompiledStateGraph:
     """Compile the agent; it takes what `create_agent` takes. think plays `create_agent`'s
@@ -106,7 +110,8 @@ def build_graph(
     tools' dicts (offered to native requests, run by the provider); None: the registry's tools
     the settings name. `system_prompt`: text (the setting) or a `SystemMessage`, sent as given
     unless a run sets another. `interrupt_before`/`interrupt_after` (think, review, act,
-    observe, finish) and `debug` go to `compile`. `middleware`: LangChain v1 `AgentMiddleware`,
+    observe, finish), `debug`, `cache` and stream `transformers` go to `compile`
+    (`graph.middleware.streaming`). `middleware`: LangChain v1 `AgentMiddleware`,
     after the operator's `REACT_AGENT_MIDDLEWARE`, under either protocol. `state_schema` and
     `context_schema` add the caller's own keys (`graph.caller_schemas`). `response_format` (a
     pydantic model, TypedDict, JSON schema, `ToolStrategy` or `ProviderStrategy`) puts a typed
@@ -165,11 +170,14 @@ def build_graph(
         interrupt_after=list(interrupt_after) if interrupt_after else None,
         debug=debug,
         name=name,
+        transformers=stream_transformers(wares, transformers),
+        cache=cache,
     )
     compiled = compiled_as(compiled, AgentGraph)  # the same graph; inputs checked first
     once = len(hooks["before_agent"]) + len(hooks["after_agent"])
     limit = recursion_limit_for(ctx.max_steps, b.step_hooks, once)
-    return compiled.with_config(recursion_limit=limit)
+    # named as create_agent names its agent, so a client sees it as a subagent inside a tool
+    return compiled.with_config(recursion_limit=limit, metadata={"lc_agent_name": name})
 
 
 def wire(builder: StateGraph, hooks: dict[str, list[AgentMiddleware]], b: Bindings) -> None:

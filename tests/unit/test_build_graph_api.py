@@ -146,6 +146,15 @@ def test_debug_prints_each_step_as_create_agent_does(capsys: pytest.CaptureFixtu
     assert loud.debug and "'think'" in capsys.readouterr().out
 
 
+def test_a_node_cache_goes_to_compile_as_create_agent_passes_it() -> None:
+    from langgraph.cache.memory import InMemoryCache
+
+    cache = InMemoryCache()
+    agent = build_graph(ScriptedChatModel([answer("native", "done")]), [echo], cache=cache)
+    assert agent.cache is cache
+    assert agent.invoke(QUESTION)["answer"] == "done"
+
+
 # -- for stream consumers --------------------------------------------------------------
 
 

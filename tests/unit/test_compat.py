@@ -178,3 +178,15 @@ def test_a_runs_checkpointer_is_seen_in_its_config() -> None:
         {"n": 0}, {"configurable": {"thread_id": "t"}}
     )
     assert seen == [False, True]
+
+
+def test_the_subagent_transformer_is_langchains_and_projects_subagents() -> None:
+    """`create_agent` registers `SubagentTransformer` from a private module: if a release
+    moves it or renames its projection, this fails instead of `run.subagents` vanishing."""
+    from langchain.agents import factory
+
+    from graph._compat import subagent_transformer
+
+    transformer = subagent_transformer()
+    assert transformer is factory.SubagentTransformer  # the one create_agent registers
+    assert set(transformer(()).init()) == {"subagents"}
