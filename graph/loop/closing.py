@@ -39,6 +39,10 @@ def closing_update(
         )
         written.append(closing)
         update.update(answer=answer, error=None, messages=written)
+    elif status == "answered":
+        answer = _answer(run_messages(messages, run.get("question_id")))
+        if answer is not None and answer != state.get("answer"):
+            update["answer"] = answer
     elif status == "error":  # said in the conversation too, so a chat client shows it
         update["answer"] = None
         if state.get("error"):
@@ -53,6 +57,16 @@ def closing_update(
     update["steps"] = derive_steps(in_run, run.get("protocol"))
     update["usage"] = added(run.get("tokens"))
     return update
+
+
+def _answer(in_run: list[BaseMessage]) -> str | None:
+    """The run's answer: its last reply without tool calls as stored, after every after_model
+    hook (a middleware that rewrites the reply, as `PIIMiddleware` redacts it, rewrites the
+    answer a caller reads and the CLI prints)."""
+    for message in reversed(in_run):
+        if isinstance(message, AIMessage) and not message.tool_calls:
+            return message.text
+    return None
 
 
 def _notice(

@@ -21,7 +21,10 @@ def make_finish(b: Bindings) -> Any:
         except ConfigError:  # already reported by think as the run's error
             ctx = AgentContext()
         closing = closing_update(state, ctx, state.get("messages") or [])
-        get_stream_writer()(
+        write = get_stream_writer()
+        if state.get("status") == "answered":
+            write({"event": "answer", "text": closing.get("answer", state.get("answer")) or ""})
+        write(
             {
                 "event": "final",
                 "status": state.get("status"),

@@ -111,7 +111,7 @@ def decide(plan: Plan, response: ModelResponse, commands: list[Command]) -> dict
         text = step.text.strip() or thought
         return {**update, "answer": text or None}
     if kind != "invalid" and not (kind == "step" and step.tool_calls):
-        write({"event": "answer", "text": step.text})
+        # finish reads it again from the message as every after_model hook left it
         return {**update, "status": "answered", "answer": step.text, "messages": messages}
     messages = _numbered(messages, step, plan.steps + 1)
     if kind == "invalid":

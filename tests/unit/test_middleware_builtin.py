@@ -165,6 +165,40 @@ def test_pii_never_reaches_the_model(protocol: str, strategy: str, mode: str) ->
     assert EMAIL not in stored  # replaced in the stored conversation too, as LangChain does
 
 
+def agent_answer(agent: Any, mode: str) -> str:
+    """The answer a caller reads, on a fresh run of the same agent."""
+    return run(agent, "Whom do I write to?", mode)["answer"]
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_pii_in_the_models_answer_is_redacted_wherever_the_answer_is_read(
+    protocol: str, mode: str
+) -> None:
+    """`apply_to_output` redacts the reply in an after_model hook: the `answer` a caller
+    reads and the `answer` event a client streams (what the CLI prints) carry the redacted
+    text (they once carried the model's own). The model node's own update carries the reply
+    as the model wrote it, in `create_agent` too: the hook runs after it."""
+    model = ScriptedChatModel([answer(protocol, f"Write to {EMAIL}.")] * 2)
+    pii = PIIMiddleware("email", strategy="redact", apply_to_output=True)
+    agent = build_graph(model=model, tools=TOOLS, protocol=protocol, middleware=[pii])
+    payload = {"messages": [("user", "Whom do I write to?")]}
+    if mode == "async":
+
+        async def parts() -> list[Any]:
+            return [p async for p in agent.astream(payload, stream_mode=["custom", "updates"])]
+
+        streamed = asyncio.run(parts())
+    else:
+        streamed = list(agent.stream(payload, stream_mode=["custom", "updates"]))
+    events = [part for kind, part in streamed if kind == "custom"]
+    assert {"event": "answer", "text": "Write to [REDACTED_EMAIL]."} in events
+    assert EMAIL not in json.dumps(events)
+    answers = [u["answer"] for kind, p in streamed if kind == "updates"
+               for u in p.values() if isinstance(u, dict) and u.get("answer")]  # fmt: skip
+    assert answers[-1] == "Write to [REDACTED_EMAIL]."
+    assert agent_answer(agent, mode) == "Write to [REDACTED_EMAIL]."
+
+
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_pii_block_stops_before_the_model(protocol: str, mode: str) -> None:
     model = ScriptedChatModel([answer(protocol, "never")])
