@@ -5,6 +5,8 @@ is never below it, and follows an edit in place."""
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from graph.messages import is_agent_note
@@ -50,6 +52,24 @@ def test_the_bound_is_safe_and_follows_an_edit_in_place() -> None:
 def test_a_tool_call_counts() -> None:
     step = AIMessage("", tool_calls=[{"name": "f", "args": {"q": "y" * 90}, "id": "c"}])
     assert most_tokens([step]) >= estimated_tokens([step]) > estimated_tokens([AIMessage("")])
+
+
+# what a parsed tool call's arguments are made of: JSON's own values, any Unicode text
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(
+    text=st.text(),
+    args=st.dictionaries(st.text(min_size=1), JSON_VALUES, max_size=4),
+    name=st.text(min_size=1),
+)
+def test_the_bound_is_never_below_the_estimate(text: str, args: dict, name: str) -> None:
+    step = AIMessage(text, tool_calls=[{"name": name, "args": args, "id": "c1"}])
+    assert most_tokens([step]) >= estimated_tokens([step])
 
 
 def test_old_results_are_cleared_first_and_every_call_stays() -> None:
