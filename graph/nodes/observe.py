@@ -91,12 +91,18 @@ def assess(b: Bindings, ctx: AgentContext, state: RouteState | AgentState) -> di
 def _returned_directly(
     tools: list[Any], step: AIMessage | None, results: list[ToolMessage]
 ) -> str | None:
-    """The result of a successful call to a tool marked `return_direct`, if the step made one."""
+    """The result of a successful call to a tool marked `return_direct`, when every call the
+    step made is to such a tool (as `create_agent` ends: a step that also called an ordinary
+    tool goes back to the model with all the results)."""
     direct = {t.name for t in tools if getattr(t, "return_direct", False)}
     if step is None or not direct:
         return None
-    called = {c["id"] for c in step.tool_calls if c["name"] in direct}
-    found = [r.text for r in results if r.tool_call_id in called and r.status != "error"]
+    known = {t.name for t in tools}
+    called = [c for c in step.tool_calls if c["name"] in known]  # a provider's tools aside
+    if not called or any(c["name"] not in direct for c in called):
+        return None
+    ids = {c["id"] for c in called}
+    found = [r.text for r in results if r.tool_call_id in ids and r.status != "error"]
     return found[-1] if found else None
 
 
