@@ -232,13 +232,13 @@ def _observed(
 def _ours(
     message: ToolMessage, payload: ActInput, ctx: AgentContext, seconds: float
 ) -> ToolMessage:
-    text = truncate(message.text, ctx.observation_limit)
     note = payload.get("note")
-    if note and message.tool_call_id == payload["call"].get("id"):
-        text = f"{text}\n(Note: {note})"
+    if not (note and message.tool_call_id == payload["call"].get("id")):
+        note = None
+    content = _cut(message.content, ctx.observation_limit, note)
     meta = dict(message.response_metadata)
     meta.setdefault(m.DURATION, round(seconds * 1000, 3))
-    update: dict[str, Any] = {"content": text, "response_metadata": meta}
+    update: dict[str, Any] = {"content": content, "response_metadata": meta}
     if message.id is None:  # the id says it is ours
         update["id"] = m.observation_id()
     elif not m.is_our_observation(message):  # an id of the tool's own: a flag says it
@@ -246,8 +246,43 @@ def _ours(
     return message.model_copy(update=update)
 
 
+def _cut(content: str | list[Any], limit: int, note: str | None) -> str | list[Any]:
+    """The result's content within `limit` characters of text, with the step's note. Content
+    blocks stay blocks (an image, a file), as `ToolNode` writes them for the model: only their
+    text is cut, from the block that reaches the limit on."""
+    said = f"(Note: {note})" if note else None
+    if isinstance(content, str):
+        text = truncate(content, limit)
+        return f"{text}\n{said}" if said else text
+    total = sum(len(t) for b in content if (t := _block_text(b)) is not None)
+    out, left = list(content), limit
+    if total > limit:
+        out = []
+        for block in content:
+            text = _block_text(block)
+            if text is None:
+                out.append(block)
+            elif left > 0:  # text past the limit is left out
+                kept = text if len(text) < left else f"{text[:left]}\n{_cut_notice(total, limit)}"
+                out.append(kept if isinstance(block, str) else {**block, "text": kept})
+                left -= len(text)
+    return [*out, {"type": "text", "text": said}] if said else out
+
+
+def _block_text(block: Any) -> str | None:
+    if isinstance(block, str):
+        return block
+    if isinstance(block, dict) and block.get("type") == "text":
+        return str(block.get("text") or "")
+    return None
+
+
 def truncate(text: str, limit: int) -> str:
     """Cut an observation to `limit` characters, saying how much was cut."""
     if len(text) <= limit:
         return text
-    return f"{text[:limit]}\n[... {len(text) - limit:,} more characters cut; {len(text):,} in all]"
+    return f"{text[:limit]}\n{_cut_notice(len(text), limit)}"
+
+
+def _cut_notice(total: int, limit: int) -> str:
+    return f"[... {total - limit:,} more characters cut; {total:,} in all]"
