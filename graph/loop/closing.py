@@ -60,13 +60,12 @@ def closing_update(
 
 
 def _answer(in_run: list[BaseMessage]) -> str | None:
-    """The run's answer: its last reply without tool calls as stored, after every after_model
-    hook (a middleware that rewrites the reply, as `PIIMiddleware` redacts it, rewrites the
-    answer a caller reads and the CLI prints)."""
-    for message in reversed(in_run):
-        if isinstance(message, AIMessage) and not message.tool_calls:
-            return message.text
-    return None
+    """The run's answer: its final reply as stored, after every after_model hook (a
+    middleware that rewrites the reply, as `PIIMiddleware` redacts it, rewrites the answer a
+    caller reads and the CLI prints). None where the final reply is an output tool's call
+    (`ToolStrategy`): think's answer, its arguments, stands."""
+    final = next((x for x in reversed(in_run) if isinstance(x, AIMessage)), None)
+    return final.text if final is not None and not final.tool_calls else None
 
 
 def _notice(

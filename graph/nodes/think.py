@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from functools import partial
 from typing import Any
 
@@ -88,11 +89,14 @@ def decide(plan: Plan, response: ModelResponse, commands: list[Command]) -> dict
     only where it changes: an ordinary step writes its messages alone."""
     written = observations_marked(list(response.result))
     step = next((x for x in reversed(written) if isinstance(x, AIMessage)), None)
-    update = _with_commands(plan.update, commands)
+    before = plan.update.get("messages", [])  # a new turn's answers for calls never run
+    update = _with_commands({k: v for k, v in plan.update.items() if k != "messages"}, commands)
     seen = {**plan.run, **update.get("run", {})}  # the bookkeeping after the policies' writes
     if response.structured_response is not None:
         update["structured_response"] = response.structured_response
-    messages = [*update.get("messages", []), *_unique(written, plan)]
+    # a middleware's Command adds its messages after the reply, as in `create_agent`
+    after = update.pop("messages", [])
+    messages = [*before, *_unique(written, plan), *after]
     write = get_stream_writer()
     if update.get("status") in ENDED_BY_POLICY and step is None:  # ended without a call
         return {**update, "messages": messages} if messages else update
@@ -108,11 +112,14 @@ def decide(plan: Plan, response: ModelResponse, commands: list[Command]) -> dict
     if thought:
         write({"event": "thought", "text": thought})
     if update.get("status") == "max_steps":  # the step limit's closing call (`StepLimit`)
-        text = step.text.strip() or thought
-        return {**update, "answer": text or None}
+        text = step.text.strip() or thought  # finish writes it as the closing message
+        kept = [*before, *after]
+        return {**update, "answer": text or None, **({"messages": kept} if kept else {})}
     if kind != "invalid" and not (kind == "step" and step.tool_calls):
-        # finish reads it again from the message as every after_model hook left it
-        return {**update, "status": "answered", "answer": step.text, "messages": messages}
+        # finish reads it again from the message as every after_model hook left it; an
+        # output tool's call (`ToolStrategy`) answers with its arguments
+        text = _as_json(step.tool_calls[0]["args"]) if step.tool_calls else step.text
+        return {**update, "status": "answered", "answer": text, "messages": messages}
     messages = _numbered(messages, step, plan.steps + 1)
     if kind == "invalid":
         error = step.response_metadata.get(m.ERROR) or "the reply could not be used"
@@ -175,3 +182,7 @@ def _with_commands(update: dict[str, Any], commands: list[Command]) -> dict[str,
             else:
                 merged[key] = value
     return merged
+
+
+def _as_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)

@@ -50,6 +50,16 @@ class CallAndStore:
     def __init__(self, request: ModelRequest, command: Command) -> None:
         self.request, self.command = request, command
 
+    def stored(self, response: ModelResponse) -> ExtendedModelResponse:
+        """The reply with the note written before it, as the model read it (a `Command`'s
+        messages are written after the reply, as `create_agent` writes a middleware's), and
+        the rest of the command beside it."""
+        update = dict(self.command.update) if isinstance(self.command.update, dict) else {}
+        notes = update.pop("messages", [])
+        result = [*notes, *response.result]
+        kept = ModelResponse(result=result, structured_response=response.structured_response)
+        return ExtendedModelResponse(kept, Command(update=update) if update else None)
+
 
 Decision = ModelRequest | ModelResponse | ExtendedModelResponse | CallAndStore
 
@@ -84,13 +94,13 @@ class LoopPolicy(AgentMiddleware):
     def wrap_model_call(self, request: ModelRequest, handler: Handler) -> Any:
         shaped = self.shaped(request)
         if isinstance(shaped, CallAndStore):
-            return ExtendedModelResponse(handler(shaped.request), shaped.command)
+            return shaped.stored(handler(shaped.request))
         return handler(shaped) if isinstance(shaped, ModelRequest) else shaped
 
     async def awrap_model_call(self, request: ModelRequest, handler: AsyncHandler) -> Any:
         shaped = self.shaped(request)
         if isinstance(shaped, CallAndStore):
-            return ExtendedModelResponse(await handler(shaped.request), shaped.command)
+            return shaped.stored(await handler(shaped.request))
         return await handler(shaped) if isinstance(shaped, ModelRequest) else shaped
 
 

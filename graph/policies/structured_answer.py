@@ -34,7 +34,7 @@ from langchain.agents.structured_output import (
     ProviderStrategyBinding,
     ToolStrategy,
 )
-from langchain_core.messages import AIMessage, SystemMessage
+from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
 
 from graph import messages as m
 from graph.policies.base import AsyncHandler, Handler, LoopPolicy
@@ -178,7 +178,7 @@ class StructuredAnswer(LoopPolicy):
             ]
             step = step.model_copy(update={"tool_calls": [], "invalid_tool_calls": broken})
             return _unusable(step, why)
-        return _answered(step, calls[0]["args"], parsed)
+        return _answered(step, calls[0], parsed, self.tool_strategy.tool_message_content)
 
     def read_provider(self, response: ModelResponse, strategy: ProviderStrategy) -> ModelResponse:
         step = _last_step(response)
@@ -204,7 +204,7 @@ class StructuredAnswer(LoopPolicy):
         else:
             for binding in self.outputs.values():
                 try:
-                    return _answered(step, value, binding.parse(value))
+                    return _json_answered(step, value, binding.parse(value))
                 except Exception as exc:
                     problems.append(_why(exc))
         why = f"the Final Answer must be one JSON object matching the schema ({problems[0]})"
@@ -215,10 +215,24 @@ def _last_step(response: ModelResponse) -> AIMessage | None:
     return next((x for x in reversed(response.result) if isinstance(x, AIMessage)), None)
 
 
-def _answered(step: AIMessage, value: dict[str, Any], parsed: Any) -> ModelResponse:
+def _answered(
+    step: AIMessage, call: dict[str, Any], parsed: Any, content: str | None
+) -> ModelResponse:
+    """The output tool's call and its result, as `create_agent` writes them (the result says
+    `ToolStrategy.tool_message_content`, else that the structured response is returned); the
+    step keeps that one call, so no other call of it is left without a result."""
+    meta = {**step.response_metadata, m.MARK: "answer"}
+    answer = step.model_copy(update={"tool_calls": [call], "response_metadata": meta})
+    said = content or f"Returning structured response: {parsed}"
+    result = ToolMessage(content=said, tool_call_id=call["id"], name=call["name"])
+    return ModelResponse(result=[answer, result], structured_response=parsed)
+
+
+def _json_answered(step: AIMessage, value: dict[str, Any], parsed: Any) -> ModelResponse:
+    """A text Final Answer that is the schema's object: its JSON is the answer."""
     text = json.dumps(value, ensure_ascii=False, default=str)
     meta = {**step.response_metadata, m.MARK: "answer"}
-    answer = step.model_copy(update={"content": text, "tool_calls": [], "response_metadata": meta})
+    answer = step.model_copy(update={"content": text, "response_metadata": meta})
     return ModelResponse(result=[answer], structured_response=parsed)
 
 
