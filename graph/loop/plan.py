@@ -24,7 +24,7 @@ from graph.loop.bindings import Bindings
 from graph.loop.closing import closing_update
 from graph.loop.turn import new_turn
 from graph.messages import ID_OF
-from graph.models import factory
+from graph.models import factory, failures
 from graph.models.call import Limits, ReplyTooLong
 from graph.policies.step_limit import CLOSING_ROOM
 from graph.protocols import conversation
@@ -54,6 +54,7 @@ class Plan:
     known_ids: frozenset[str] = frozenset()
     steps: int = 0  # steps the model already took in this run
     conversation_size: int = 0  # the request's messages as built (an append in place shows)
+    given_model: Any = None  # the model object build_graph was given, if any (its failures)
 
 
 def prepare(b: Bindings, state: AgentState) -> Plan:
@@ -75,7 +76,7 @@ def prepare(b: Bindings, state: AgentState) -> Plan:
     except (ValueError, ImportError, RuntimeError) as exc:  # settings, tool names, MCP servers
         return Plan({**update, "status": "error", "error": redact(exc)}, run, done=True)
     remaining = state.get("remaining_steps", 10**6)
-    plan = Plan(update, run, ctx)
+    plan = Plan(update, run, ctx, given_model=b.model)
     if remaining - b.after_think_hooks <= CLOSING_ROOM:  # not even a closing call fits
         return _out_of_room(plan, remaining, view)
     chosen = run.get("protocol") or ctx.protocol
@@ -134,7 +135,7 @@ def failed(plan: Plan, exc: Exception) -> dict[str, Any]:
     if isinstance(exc, ReplyTooLong):
         text = f"The model call failed: {exc}; ask a narrower question or raise the limit."
     else:
-        text = factory.describe_failure(exc, plan.ctx, secret=key)
+        text = failures.describe_failure(exc, plan.ctx, secret=key, given=plan.given_model)
     return {**plan.update, "status": "error", "error": redact(text, [key])}
 
 

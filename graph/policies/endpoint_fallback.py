@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from langchain.agents.middleware import ModelFallbackMiddleware, ModelRequest, ModelResponse
 
-from graph.models import factory
+from graph.models import factory, failures
 from graph.policies.base import AsyncHandler, Handler, LoopPolicy
 from graph.protocols.text.chat_model import TextReAct
 
@@ -45,7 +45,7 @@ class EndpointFallback(LoopPolicy):
             try:
                 return handler(req)
             except Exception as exc:
-                if not factory.endpoint_failed(exc):
+                if not failures.endpoint_failed(exc):
                     raise _Kept(exc) from exc
                 raise
 
@@ -63,7 +63,7 @@ class EndpointFallback(LoopPolicy):
             try:
                 return await handler(req)
             except Exception as exc:
-                if not factory.endpoint_failed(exc):
+                if not failures.endpoint_failed(exc):
                     raise _Kept(exc) from exc
                 raise
 

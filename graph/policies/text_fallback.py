@@ -10,7 +10,7 @@ from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage
 
 from graph import messages as m
-from graph.models import factory
+from graph.models import failures
 from graph.policies.base import AsyncHandler, Handler, LoopPolicy
 from graph.protocols.text.chat_model import TextReAct
 
@@ -44,10 +44,10 @@ class NativeToTextFallback(LoopPolicy):
             return None
         if (self.run(request).get("protocol") or "native") != "native":
             return None
-        if isinstance(request.model, TextReAct) or not factory.tools_unsupported(exc):
+        if isinstance(request.model, TextReAct) or not failures.tools_unsupported(exc):
             return None
         return (
-            f"The endpoint refused tools ({factory.error_message(exc)}); this run continues "
+            f"The endpoint refused tools ({failures.error_message(exc)}); this run continues "
             "with the text ReAct protocol."
         )
 
