@@ -60,6 +60,11 @@ def recursion_limit_for(max_steps: int, hooks_per_step: int = 0, hooks_once: int
     return (4 + hooks_per_step) * (max_steps + 2) - 2 + hooks_once
 
 
+def _our_nodes(names: Sequence[str] | None) -> list[str] | None:
+    """Interrupt nodes, `create_agent`'s names taken for the nodes that play them."""
+    return [{"model": "think", "tools": "act"}.get(n, n) for n in names] if names else None
+
+
 def route_after_think(
     state: RouteState,
 ) -> list[Send] | Literal["act", "review", "model", "observe", "finish", "__end__"]:
@@ -110,9 +115,9 @@ def build_graph(
     tools' dicts (offered to native requests, run by the provider); None: the registry's tools
     the settings name. `system_prompt`: text (the setting) or a `SystemMessage`, sent as given
     unless a run sets another. `interrupt_before`/`interrupt_after` (think, review, act,
-    observe, finish), `debug`, `cache` and stream `transformers` go to `compile`
-    (`graph.middleware.streaming`). `middleware`: LangChain v1 `AgentMiddleware`,
-    after the operator's `REACT_AGENT_MIDDLEWARE`, under either protocol. `state_schema` and
+    observe, finish; `model` and `tools` as in `create_agent`), `debug`, `cache` and stream
+    `transformers` go to `compile`. `middleware`: LangChain v1 `AgentMiddleware`, after the
+    operator's `REACT_AGENT_MIDDLEWARE`, under either protocol. `state_schema` and
     `context_schema` add the caller's own keys (`graph.caller_schemas`). `response_format` (a
     pydantic model, TypedDict, JSON schema, `ToolStrategy` or `ProviderStrategy`) puts a typed
     result in `structured_response`. `settings`: further operator settings (`AgentContext`
@@ -166,8 +171,8 @@ def build_graph(
     compiled = builder.compile(
         checkpointer=checkpointer,
         store=store,
-        interrupt_before=list(interrupt_before) if interrupt_before else None,
-        interrupt_after=list(interrupt_after) if interrupt_after else None,
+        interrupt_before=_our_nodes(interrupt_before),
+        interrupt_after=_our_nodes(interrupt_after),
         debug=debug,
         name=name,
         transformers=stream_transformers(wares, transformers),

@@ -137,6 +137,21 @@ def test_interrupt_after_pauses_after_the_node(protocol: str) -> None:
     assert (out["status"], out["answer"]) == ("answered", "done")
 
 
+def test_create_agents_node_names_pause_where_the_nodes_that_play_them_run() -> None:
+    """Code written for `create_agent` pauses before `tools` (act) and after `model` (think)."""
+    for names in ({"interrupt_before": ["tools"]}, {"interrupt_after": ["model"]}):
+        model = tool_then_answer("native")
+        agent = build_graph(model, [echo], checkpointer=InMemorySaver(), **names)
+        config = {"configurable": {"thread_id": f"aliases-{names}"}}
+        agent.invoke(QUESTION, config)
+        paused = agent.get_state(config)
+        assert paused.next and paused.values["messages"][-1].tool_calls, names
+        assert len(model.requests) == 1  # the model asked for the call; nothing ran yet
+        while agent.get_state(config).next:  # every later think pauses too, with `model`
+            out = agent.invoke(None, config)
+        assert (out["status"], out["answer"]) == ("answered", "done"), names
+
+
 def test_debug_prints_each_step_as_create_agent_does(capsys: pytest.CaptureFixture) -> None:
     quiet = build_graph(ScriptedChatModel([answer("native", "done")]), [echo])
     quiet.invoke(QUESTION)
