@@ -50,7 +50,8 @@ def new_turn(state: AgentState) -> dict[str, Any] | None:
 
 def calls_not_run(messages: list[BaseMessage]) -> list[BaseMessage]:
     """Answers for the tool calls of the last step that never ran: a pending approval that got
-    a new message instead of a decision, or a ToolMessage the agent did not produce."""
+    a new message instead of a decision, a step a client wrote into a finished run (it is not
+    run: nothing approved it), or a ToolMessage the agent did not produce."""
     step = next((x for x in reversed(messages) if isinstance(x, AIMessage) and x.tool_calls), None)
     if step is None:
         return []
@@ -65,8 +66,9 @@ def calls_not_run(messages: list[BaseMessage]) -> list[BaseMessage]:
         if call["id"] in ours:
             continue
         text = (
-            f"The call to {call['name']} was not run: the conversation moved on before it was "
-            "approved. Do not assume it happened."
+            f"The call to {call['name']} was not run: the conversation moved on before it "
+            "ran (a new message came while it waited for approval, or it was written into a "
+            "finished run). Do not assume it happened."
         )
         if call["id"] in foreign:  # the client's stand-in goes; ours is shown in its place
             out.append(RemoveMessage(id=foreign[call["id"]].id))
