@@ -41,7 +41,7 @@ from typing import Any
 import httpx
 
 from tools import content_decoding
-from tools._support import env_float, env_int
+from tools.support.settings import env_float, env_int
 
 USER_AGENT = "react-agent/0.1 (+LangGraph ReAct agent)"
 DEFAULT_TIMEOUT = 10.0

@@ -25,11 +25,11 @@ from pathlib import Path
 from langchain_core.tools import StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
-from tools._support import env_str
 from tools.knowledge_files import Skipped
 from tools.knowledge_index import connect, index_path, open_synced
 from tools.knowledge_query import Hit, Term, query_terms, search
 from tools.knowledge_text import asks_a_number
+from tools.support.settings import env_str
 
 SAMPLE_DIR = Path(__file__).resolve().parent / "knowledge_base"
 MAX_QUERY_CHARS = 500

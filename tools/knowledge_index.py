@@ -27,8 +27,8 @@ from pathlib import Path
 
 from langchain_core.tools import ToolException
 
-from graph.support.files import private_dir, private_file, state_dir
 from tools.knowledge_files import Skipped, document_title, read_document, scan
+from tools.support.files import private_dir, private_file, state_dir
 
 BUSY_TIMEOUT_S = 5.0
 SCHEMA_VERSION = 1

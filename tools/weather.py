@@ -18,9 +18,9 @@ from urllib.parse import quote
 from langchain_core.tools import StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
-from graph.support.blocking import run_sync
 from tools import http_client as http
-from tools._support import env_str
+from tools.support.blocking import run_sync
+from tools.support.settings import env_str
 
 DEFAULT_OPEN_METEO_URL = "https://api.open-meteo.com"
 DEFAULT_OPEN_METEO_GEOCODING_URL = "https://geocoding-api.open-meteo.com"

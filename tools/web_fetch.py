@@ -34,9 +34,7 @@ import httpx
 from langchain_core.tools import StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
-from graph.support.blocking import run_sync
 from tools import http_client
-from tools._support import env_int, env_str
 from tools.fetch_body import decode_html, html_to_text, page_kind
 from tools.fetch_guard import (
     ALLOW_VARIABLE,
@@ -47,6 +45,8 @@ from tools.fetch_guard import (
     check_url,
     shown,
 )
+from tools.support.blocking import run_sync
+from tools.support.settings import env_int, env_str
 
 MAX_REDIRECTS = 5
 DEFAULT_MAX_CHARS = 8000

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from importlib.metadata import version
 from pathlib import Path
 
-from graph.support.files import private_dir, state_dir
+from tools.support.files import private_dir, state_dir
 
 _NOT_KEPT = re.compile(r"[^\w\u3400-\u9fff]+")
 MIN_LATIN_NAME = 3  # GeoNames' alternate names include codes ("SHA", "hu"); shorter ones are noise

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from graph.support.files import state_dir
+from tools.support.files import state_dir
 
 
 def store_url(given: str | None = None) -> str:

@@ -46,8 +46,8 @@ def _nothing_left_to_check(run: Any, ctx: Any) -> bool:
     """The default store in a folder this user can write, and only built-in tools by name:
     what the command checks next cannot fail, so the model is surely needed."""
     from graph.cli.locations import default_store, store_url
-    from graph.support.files import state_dir
     from tools import TOOL_NAMES
+    from tools.support.files import state_dir
 
     built_in = all(name in TOOL_NAMES for name in ctx.tools or ())
     default = store_url(run.checkpointer) == default_store()

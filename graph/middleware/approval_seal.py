@@ -23,7 +23,7 @@ import secrets
 from functools import lru_cache
 from typing import Any
 
-from graph.support.files import private_dir, private_file, state_dir
+from tools.support.files import private_dir, private_file, state_dir
 
 KEY_VARIABLE = "REACT_AGENT_APPROVAL_KEY"
 

@@ -25,8 +25,8 @@ from langgraph.runtime import get_runtime
 from graph._compat import declared_jumps
 from graph.channels import check_update
 from graph.messages import as_observation
-from graph.support.blocking import run_sync
 from graph.usage import counted, with_tokens
+from tools.support.blocking import run_sync
 
 NODE_HOOKS = ("before_agent", "before_model", "after_model", "after_agent")
 JUMPS = ("model", "tools", "end")

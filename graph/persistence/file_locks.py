@@ -29,7 +29,7 @@ from pathlib import Path
 from graph.persistence.errors import ThreadBusy
 from graph.persistence.urls import read_only_message, sqlite_path
 from graph.settings import ConfigError
-from graph.support.files import private_dir, private_file
+from tools.support.files import private_dir, private_file
 
 # Open-file-description locks where the kernel has them (Linux, 64-bit struct flock).
 OFD_LOCKS = sys.platform == "linux" and hasattr(fcntl, "F_OFD_SETLK") and struct.calcsize("@q") == 8

@@ -36,7 +36,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, Op, PutOp
 
-from graph.support.files import private_dir, private_file, state_dir
+from tools.support.files import private_dir, private_file, state_dir
 
 NAMESPACE = ("react_agent", "calls")
 FILE = "ledger.sqlite"

@@ -14,7 +14,7 @@ from urllib.parse import unquote, urlsplit
 
 from graph.redaction import redact
 from graph.settings import ConfigError
-from graph.support.files import private_dir, private_file, state_dir
+from tools.support.files import private_dir, private_file, state_dir
 
 ENV_VAR = "REACT_AGENT_CHECKPOINTER"
 _HELP = (

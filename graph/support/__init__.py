@@ -1,2 +1,2 @@
-"""Infrastructure that both the graph and the tools use: the project's private files, running a
-coroutine from sync code. It imports nothing heavy and nothing from the rest of the project."""
+"""The graph's own infrastructure: worker threads for work waited for with a deadline but
+never interrupted (`workers`). What the graph shares with the tools lives in `tools.support`."""

@@ -35,9 +35,9 @@ from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from graph.support.blocking import run_sync
 from graph.support.workers import BLOCKING
 from graph.tooling.runner import ArgumentsError, coerce_arguments, describe_arguments, failure_text
+from tools.support.blocking import run_sync
 
 Result = ToolMessage | Command
 Execute = Callable[[ToolCallRequest], Result]
@@ -213,7 +213,7 @@ def daemon_form(tool: BaseTool) -> BaseTool | None:
 
 def sync_form(tool: BaseTool) -> BaseTool | None:
     """A function tool with only a coroutine, whose function runs that coroutine to its end
-    (`graph.support.blocking.run_sync`), so a sync run can call it. None for any other tool."""
+    (`tools.support.blocking.run_sync`), so a sync run can call it. None for any other tool."""
     coroutine = getattr(tool, "coroutine", None)
     if type(tool)._run not in _FUNCTION_TOOLS or tool.func is not None or coroutine is None:
         return None

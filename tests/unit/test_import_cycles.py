@@ -95,12 +95,11 @@ def test_no_module_imports_itself_around_a_loop() -> None:
 
 
 def test_tools_use_no_internals_of_the_graph() -> None:
-    allowed = {"graph.support.files", "graph.support.blocking"}  # private files, sync-from-async
     reached = {
         f"{name} -> {m}"
         for name, path in MODULES.items()
         if name.startswith("tools")
         for m in imported(path)
-        if m.startswith("graph") and m not in allowed
+        if m.startswith("graph")
     }
     assert reached == set()

@@ -13,8 +13,8 @@ import pytest
 import zstandard
 from langchain_core.tools import StructuredTool, ToolException
 
-from graph.support.blocking import run_sync
 from tools import content_decoding, http_client
+from tools.support.blocking import run_sync
 
 
 @pytest.fixture(autouse=True)

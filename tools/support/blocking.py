@@ -1,6 +1,5 @@
-"""Running a coroutine from synchronous code: a sync tool or node whose implementation is async.
-
-It lives outside tools/ because the graph's tool runner needs it too."""
+"""Running a coroutine from synchronous code: a sync tool or node whose implementation is async
+(the tools' HTTP clients, the graph's tool runner and hooks)."""
 
 from __future__ import annotations
 
