@@ -113,7 +113,8 @@ def decide(plan: Plan, response: ModelResponse, commands: list[Command]) -> dict
         write({"event": "thought", "text": thought})
     if update.get("status") == "max_steps":  # the step limit's closing call (`StepLimit`)
         text = step.text.strip() or thought  # finish writes it as the closing message
-        kept = [*before, *after]
+        told = [x for x in written if x is not step]  # what a policy told the model before it
+        kept = [*before, *told, *after]
         return {**update, "answer": text or None, **({"messages": kept} if kept else {})}
     if kind != "invalid" and not (kind == "step" and step.tool_calls):
         # finish reads it again from the message as every after_model hook left it; an

@@ -100,6 +100,22 @@ def test_the_step_limit_closing_call_reaches_the_user_middleware_without_tools(
     assert "You have used all 2 steps" in seen.requests[-1].messages[-1].text
 
 
+def test_a_correction_the_closing_call_was_told_is_stored_with_it(mode: str) -> None:
+    """An unusable last step, then the limit: the closing call is sent with the correction,
+    and the thread keeps the correction where the model read it (before the closing answer)."""
+    model = ScriptedChatModel([AIMessage(""), answer("native", "my best guess")])
+    agent = build_graph(
+        model=model, tools=TOOLS, protocol="native", max_steps=1, answer_on_limit=True
+    )
+    out = run(agent, "go", mode)
+    assert out["status"] == "max_steps" and out["answer"] == "my best guess"
+    sent = model.requests[-1].messages
+    assert is_agent_note(sent[-2]) and "could not be used" in sent[-2].text
+    stored = out["messages"]
+    notes = [i for i, x in enumerate(stored) if is_agent_note(x)]
+    assert notes and stored[-1].text == "my best guess" and notes[-1] < len(stored) - 1
+
+
 def test_without_a_closing_answer_the_limit_makes_no_call(mode: str) -> None:
     seen = Seen()
     script = [action("native", "echo", {"text": str(i)}) for i in range(5)]
