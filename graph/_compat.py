@@ -21,6 +21,9 @@
   payload `create_agent`'s `Send` used to carry; LangGraph calls it internal). Given a bare list
   of calls instead, it reads the state again by copying every channel of the graph: act already
   holds the state when it is reached by an edge, so it hands it over (`tool_input`).
+* A router that asks for LangGraph's `runtime` argument cannot be run by
+  `update_state(as_node=...)`, which runs the node's edges without one (LangGraph raises); the
+  run's runtime is in the config under `CONFIG_KEY_RUNTIME` when there is one (`config_runtime`).
 * `create_agent` registers LangChain's `SubagentTransformer` (`run.subagents` in
   `stream_events(version="v3")`) from a private module; nothing exports it
   (`subagent_transformer`).
@@ -32,6 +35,7 @@ from typing import Any, TypeVar
 
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.runnables import Runnable
+from langgraph._internal._constants import CONFIG_KEY_RUNTIME
 from langgraph._internal._runnable import RunnableCallable
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.graph.state import CompiledStateGraph
@@ -104,3 +108,9 @@ def subagent_transformer() -> Any:
     from langchain.agents._subagent_transformer import SubagentTransformer
 
     return SubagentTransformer
+
+
+def config_runtime(config: Any) -> Any:
+    """The run's `Runtime` as LangGraph keeps it in a task's config, or None (a client's
+    `update_state`, which runs a node's edges outside a run)."""
+    return ((config or {}).get("configurable") or {}).get(CONFIG_KEY_RUNTIME)

@@ -31,7 +31,7 @@ from langgraph.types import Send
 
 from graph._compat import both, compiled_as, inline
 from graph.caller_schemas import context_schema_for
-from graph.checked import SERVED_CONTEXT, AgentGraph
+from graph.checked import CREATE_AGENT_NODES, SERVED_CONTEXT, AgentGraph
 from graph.loop.bindings import Bindings
 from graph.loop.tasks import to_act
 from graph.middleware.hooks import NODE_HOOKS, hook_node, jumps_of, node_name, with_hook
@@ -62,7 +62,7 @@ def recursion_limit_for(max_steps: int, hooks_per_step: int = 0, hooks_once: int
 
 def _our_nodes(names: Sequence[str] | None) -> list[str] | None:
     """Interrupt nodes, `create_agent`'s names taken for the nodes that play them."""
-    return [{"model": "think", "tools": "act"}.get(n, n) for n in names] if names else None
+    return [CREATE_AGENT_NODES.get(n, n) for n in names] if names else None
 
 
 def route_after_think(

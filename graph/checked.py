@@ -86,11 +86,13 @@ class AgentGraph(CompiledStateGraph):
             yield part
 
     def bulk_update_state(self, config: Any, supersteps: Any) -> Any:
+        supersteps = _our_names(supersteps)
         if removing := self._check_supersteps(supersteps):
             _check_removals(removing, self.get_state(config))
         return super().bulk_update_state(config, supersteps)
 
     async def abulk_update_state(self, config: Any, supersteps: Any) -> Any:
+        supersteps = _our_names(supersteps)
         if removing := self._check_supersteps(supersteps):
             _check_removals(removing, await self.aget_state(config))
         return await super().abulk_update_state(config, supersteps)
@@ -211,6 +213,23 @@ def _check_removals(written: list[Any], snapshot: Any) -> None:
                 f"'messages' update refused: it removes {', '.join(map(repr, unknown[:3]))}, "
                 "which the thread does not hold."
             )
+
+
+# `create_agent`'s node names, taken for the nodes that play them (`as_node`, interrupts)
+CREATE_AGENT_NODES = {"model": "think", "tools": "act"}
+
+
+def _our_names(supersteps: Any) -> list[list[Any]]:
+    """The updates with `as_node` in `create_agent`'s names (`model`, `tools`) renamed."""
+    return [[_renamed(update) for update in superstep or ()] for superstep in supersteps or ()]
+
+
+def _renamed(update: Any) -> Any:
+    if not (isinstance(update, tuple) and len(update) > 1 and update[1] in CREATE_AGENT_NODES):
+        return update
+    if hasattr(update, "_replace"):  # LangGraph's StateUpdate
+        return update._replace(as_node=CREATE_AGENT_NODES[update[1]])
+    return (update[0], CREATE_AGENT_NODES[update[1]], *update[2:])
 
 
 def _values_and_node(update: Any) -> tuple[Any, Any]:

@@ -19,10 +19,10 @@ from langchain.agents.middleware import (
     ToolCallLimitMiddleware,
 )
 from langchain_core.messages import AIMessage, ToolMessage
-from langchain_core.runnables import RunnableLambda
+from langchain_core.runnables import Runnable
 from langgraph.runtime import get_runtime
 
-from graph._compat import declared_jumps
+from graph._compat import declared_jumps, untraced
 from graph.channels import check_update
 from graph.messages import as_observation
 from graph.usage import counted, with_tokens
@@ -55,7 +55,7 @@ def jumps_of(middleware: AgentMiddleware, hook: str) -> list[str]:
     return [j for j in declared_jumps(middleware, hook) if j in JUMPS]
 
 
-def hook_node(middleware: AgentMiddleware, hook: str) -> RunnableLambda:
+def hook_node(middleware: AgentMiddleware, hook: str) -> Runnable:
     """A node running one hook: the sync form in sync runs and the async form in async runs,
     each falling back to the other when only one is implemented."""
     sync_own = getattr(type(middleware), hook) is not getattr(AgentMiddleware, hook)
@@ -78,7 +78,7 @@ def hook_node(middleware: AgentMiddleware, hook: str) -> RunnableLambda:
             result = await async_hook(state, runtime) if async_own else sync_hook(state, runtime)
         return with_tokens(state, written(middleware, result), tokens)
 
-    return RunnableLambda(run, afunc=arun, name=node_name(middleware, hook))
+    return untraced(run, arun, node_name(middleware, hook))  # one run and one event per node
 
 
 def written(middleware: AgentMiddleware, result: Any) -> dict[str, Any]:

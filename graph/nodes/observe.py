@@ -15,8 +15,9 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph.runtime import Runtime, get_runtime
+from langgraph.runtime import get_runtime
 
+from graph._compat import config_runtime
 from graph.loop.bindings import Bindings
 from graph.loop.tasks import idle, pending_calls
 from graph.settings import AgentContext
@@ -31,16 +32,15 @@ def make_observe(b: Bindings) -> Any:
 
 
 def make_route_after_act(b: Bindings, loop_entry: str) -> Any:
-    def route_after_act(
-        state: RouteState, runtime: Runtime, config: RunnableConfig
-    ) -> str | list[str]:
+    def route_after_act(state: RouteState, config: RunnableConfig) -> str | list[str]:
         if held(state, config):
             return []  # act ran nothing here: the review, the next turn or its tasks go on
         step, _ = last_step(state.get("messages") or [])
         calls = len(step.tool_calls) + len(step.invalid_tool_calls) if step is not None else 0
         if calls > 1:  # this act task saw its own result only
             return "observe"
-        # the runtime LangGraph hands a router: none in `update_state(..., as_node="act")`
+        # from the config: none in `update_state(..., as_node="act")` (`config_runtime`)
+        runtime = config_runtime(config)
         ctx = b.context(runtime.context if runtime is not None else None, read_env=False)
         return "observe" if assess(b, ctx, state) else loop_entry
 
