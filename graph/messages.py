@@ -31,6 +31,7 @@ THOUGHT = "react_thought"  # the thought before a text-protocol Final Answer
 NOTE = "react_note"  # e.g. "2 more actions were ignored"
 FALLBACK = "react_fallback"  # why this run switched to the text protocol
 ERROR = "react_error"  # why an AI reply could not be used
+TOLD = "react_told"  # what to tell the model about that reply instead, word for word
 NOTICE = "react_notice"  # why a run stopped early (on the closing message)
 QUOTED = "react_quoted"  # an answer the grammar left no choice for: written without a model call
 DECIDED_BY = "react_decided_by"  # "model" or "code": who chose this step (the trace shows it)

@@ -58,8 +58,10 @@ def correction(request: ModelRequest, error: str) -> list[BaseMessage]:
     get_stream_writer()({"event": "observation", "tool": None, "text": text, "is_error": True})
     broken = list(step.invalid_tool_calls) if step is not None else []
     if protocol == "native" and broken:
+        # a ToolStrategy's own `handle_errors` says it word for word (`StructuredAnswer`)
+        said = step.response_metadata.get(m.TOLD) or text
         return [
-            m.observation({"id": c.get("id"), "name": c.get("name")}, text, is_error=True)
+            m.observation({"id": c.get("id"), "name": c.get("name")}, said, is_error=True)
             for c in broken
         ]
     return [m.agent_note(text, "invalid")]

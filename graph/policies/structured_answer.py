@@ -29,9 +29,11 @@ from typing import Any
 from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain.agents.structured_output import (
     AutoStrategy,
+    MultipleStructuredOutputsError,
     OutputToolBinding,
     ProviderStrategy,
     ProviderStrategyBinding,
+    StructuredOutputValidationError,
     ToolStrategy,
 )
 from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
@@ -39,6 +41,8 @@ from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
 from graph import messages as m
 from graph.policies.base import AsyncHandler, Handler, LoopPolicy
 
+# what a retry says by default: LangChain's `STRUCTURED_OUTPUT_ERROR_TEMPLATE` (kept private)
+RETRY_TEMPLATE = "Error: {error}\n Please fix your mistakes."
 MAX_SCHEMA_DEPTH = 64  # nested objects and arrays of a JSON schema; real ones use a handful
 ANSWER_FORMAT = (
     "Your Final Answer must be exactly one JSON object matching this JSON schema, and nothing "
@@ -168,17 +172,30 @@ class StructuredAnswer(LoopPolicy):
         calls = [c for c in step.tool_calls if c["name"] in self.outputs]
         if not calls:
             return response
+        if len(calls) > 1:
+            names = [c["name"] for c in calls]
+            return self.retried(step, MultipleStructuredOutputsError(names, step), "")
         try:
             parsed = self.outputs[calls[0]["name"]].parse(calls[0]["args"])
         except Exception as exc:
-            why = f"the structured answer did not match its schema: {_why(exc)}"
-            broken = [  # told back as this call's result, as a chat API needs one per call
-                {"name": c["name"], "args": json.dumps(c["args"]), "id": c["id"], "error": why}
-                for c in step.tool_calls
-            ]
-            step = step.model_copy(update={"tool_calls": [], "invalid_tool_calls": broken})
-            return _unusable(step, why)
+            error = StructuredOutputValidationError(calls[0]["name"], exc, step)
+            return self.retried(step, error, _why(exc))
         return _answered(step, calls[0], parsed, self.tool_strategy.tool_message_content)
+
+    def retried(self, step: AIMessage, error: Exception, detail: str) -> ModelResponse:
+        """The reply as unusable, each call answered with what `ToolStrategy.handle_errors`
+        says (LangChain's own rule, as `create_agent` applies it); the error itself where it
+        says not to retry, which ends the run."""
+        said = retry_text(self.tool_strategy.handle_errors, error)
+        if said is None:
+            raise error
+        why = f"the structured answer did not match its schema: {detail or error}"
+        broken = [  # told back as this call's result, as a chat API needs one per call
+            {"name": c["name"], "args": json.dumps(c["args"]), "id": c["id"], "error": why}
+            for c in step.tool_calls
+        ]
+        step = step.model_copy(update={"tool_calls": [], "invalid_tool_calls": broken})
+        return _unusable(step, why, said)
 
     def read_provider(self, response: ModelResponse, strategy: ProviderStrategy) -> ModelResponse:
         step = _last_step(response)
@@ -236,8 +253,24 @@ def _json_answered(step: AIMessage, value: dict[str, Any], parsed: Any) -> Model
     return ModelResponse(result=[answer], structured_response=parsed)
 
 
-def _unusable(step: AIMessage, why: str) -> ModelResponse:
+def retry_text(handle: Any, error: Exception) -> str | None:
+    """What `ToolStrategy(handle_errors=...)` tells the model about `error`, or None: do not
+    retry (LangChain's rule: True, a message, a callable, or the exception types to retry)."""
+    if handle is True or (
+        isinstance(handle, (type, tuple)) and isinstance(error, handle)  # type: ignore[arg-type]
+    ):
+        return RETRY_TEMPLATE.format(error=error)
+    if isinstance(handle, str):
+        return handle
+    if callable(handle) and not isinstance(handle, type):
+        return str(handle(error))
+    return None
+
+
+def _unusable(step: AIMessage, why: str, said: str | None = None) -> ModelResponse:
     meta = {**step.response_metadata, m.MARK: "invalid", m.ERROR: why}
+    if said is not None:
+        meta[m.TOLD] = said
     return ModelResponse(result=[step.model_copy(update={"response_metadata": meta})])
 
 
