@@ -190,3 +190,25 @@ def test_the_subagent_transformer_is_langchains_and_projects_subagents() -> None
     transformer = subagent_transformer()
     assert transformer is factory.SubagentTransformer  # the one create_agent registers
     assert set(transformer(()).init()) == {"subagents"}
+
+
+def test_a_routers_config_carries_the_runs_runtime() -> None:
+    """`config_runtime` reads the run's `Runtime` from a task's config, where LangGraph keeps it
+    (`CONFIG_KEY_RUNTIME`): if a release moves it, routers lose the run's settings silently."""
+    from langgraph.runtime import Runtime
+
+    from graph._compat import config_runtime
+
+    seen: list[Any] = []
+
+    def route(state: Counter, config: RunnableConfig) -> str:
+        seen.append(config_runtime(config))
+        return END
+
+    builder = StateGraph(Counter, context_schema=dict)
+    builder.add_node("inc", lambda s: {"n": s["n"] + 1})
+    builder.add_edge(START, "inc")
+    builder.add_conditional_edges("inc", route, [END])
+    builder.compile().invoke({"n": 1}, context={"user": "u1"})
+    assert isinstance(seen[0], Runtime) and seen[0].context == {"user": "u1"}
+    assert config_runtime({}) is None
