@@ -32,6 +32,7 @@ NOTE = "react_note"  # e.g. "2 more actions were ignored"
 FALLBACK = "react_fallback"  # why this run switched to the text protocol
 ERROR = "react_error"  # why an AI reply could not be used
 TOLD = "react_told"  # what to tell the model about that reply instead, word for word
+STRUCTURED = "react_structured"  # on an output tool's result: the run ends once its step ran
 NOTICE = "react_notice"  # why a run stopped early (on the closing message)
 QUOTED = "react_quoted"  # an answer the grammar left no choice for: written without a model call
 DECIDED_BY = "react_decided_by"  # "model" or "code": who chose this step (the trace shows it)

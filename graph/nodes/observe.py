@@ -17,6 +17,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import get_runtime
 
+from graph import messages as m
 from graph._compat import config_runtime
 from graph.loop.bindings import Bindings
 from graph.loop.tasks import idle, pending_calls
@@ -85,6 +86,9 @@ def assess(b: Bindings, ctx: AgentContext, state: RouteState | AgentState) -> di
     direct = _returned_directly(b.tools(ctx), step, results)
     if direct is not None:  # a `return_direct` tool's result is the answer, as in ToolNode
         update.update(status="answered", answer=direct)
+    structured = next((r for r in results if r.response_metadata.get(m.STRUCTURED)), None)
+    if structured is not None:  # the step gave the structured answer beside other calls
+        update.update(status="answered", answer=structured.response_metadata[m.STRUCTURED])
     return update or None
 
 

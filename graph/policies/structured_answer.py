@@ -236,12 +236,19 @@ def _answered(
     step: AIMessage, call: dict[str, Any], parsed: Any, content: str | None
 ) -> ModelResponse:
     """The output tool's call and its result, as `create_agent` writes them (the result says
-    `ToolStrategy.tool_message_content`, else that the structured response is returned); the
-    step keeps that one call, so no other call of it is left without a result."""
-    meta = {**step.response_metadata, m.MARK: "answer"}
-    answer = step.model_copy(update={"tool_calls": [call], "response_metadata": meta})
+    `ToolStrategy.tool_message_content`, else that the structured response is returned). A
+    step that also called ordinary tools is a step: they run, then the run ends
+    (`graph.nodes.observe`, on the result's `STRUCTURED` mark), as in `create_agent`."""
+    alone = len(step.tool_calls) == 1
+    meta = {**step.response_metadata, **({m.MARK: "answer"} if alone else {})}
+    answer = step.model_copy(update={"response_metadata": meta})
     said = content or f"Returning structured response: {parsed}"
-    result = ToolMessage(content=said, tool_call_id=call["id"], name=call["name"])
+    result = ToolMessage(
+        content=said,
+        tool_call_id=call["id"],
+        name=call["name"],
+        response_metadata={m.STRUCTURED: json.dumps(call["args"], ensure_ascii=False, default=str)},
+    )
     return ModelResponse(result=[answer, result], structured_response=parsed)
 
 

@@ -12,6 +12,7 @@ sentence) is left out of the comparisons.
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass
 from typing import Annotated, Any, NotRequired
 
@@ -931,10 +932,6 @@ def test_a_tool_command_going_to_the_model_by_name_continues_the_same() -> None:
     assert got["ours"] == got["create_agent"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a reply with a tool call and the structured answer: ours drops the call, never runs it",
-)
 def test_a_tool_call_beside_the_structured_answer_still_runs() -> None:
     script = [
         step(
@@ -947,6 +944,32 @@ def test_a_tool_call_beside_the_structured_answer_still_runs() -> None:
         out = agent.invoke(QUESTION, config())
         got[name] = (out["structured_response"], sorted(map(str, seen(out["messages"]))))
     assert got["ours"] == got["create_agent"]
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_the_call_beside_the_structured_answer_runs_once_and_the_run_ends(mode: str) -> None:
+    """The ordinary call runs (its side effect happens once), the typed result stands, the
+    answer is its JSON, and the model is not asked again."""
+    ran: list[int] = []
+
+    @tool
+    def record(number: int) -> str:
+        """Record a number."""
+        ran.append(number)
+        return f"recorded {number}"
+
+    script = [
+        step(
+            tool_call("record", {"number": 7}, id="c1"),
+            tool_call("WeatherDict", {"city": "P", "temp": 1}, id="s1"),
+        )
+    ]
+    model = ScriptedChatModel(script)
+    agent = build_graph(model=model, tools=[record], response_format=WeatherDict)
+    out = asyncio.run(agent.ainvoke(QUESTION)) if mode == "async" else agent.invoke(QUESTION)
+    assert ran == [7] and len(model.requests) == 1
+    assert (out["status"], out["structured_response"]) == ("answered", {"city": "P", "temp": 1})
+    assert json.loads(out["answer"]) == {"city": "P", "temp": 1}
 
 
 def test_astream_events_v2_node_starts_the_same() -> None:
