@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import operator
 import random
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -115,6 +116,15 @@ def is_our_observation(message: BaseMessage) -> bool:
 
 def kind_of(message: BaseMessage) -> str | None:
     return message.response_metadata.get(MARK)
+
+
+def structured_answer(messages: Sequence[BaseMessage]) -> str | None:
+    """The structured answer an output tool's result among `messages` carries, as JSON (the
+    run's `answer`; `StructuredAnswer` writes it), or None."""
+    for message in messages:
+        if isinstance(message, ToolMessage) and message.response_metadata.get(STRUCTURED):
+            return message.response_metadata[STRUCTURED]
+    return None
 
 
 # a message's id, for `map` over many messages in the same way

@@ -21,14 +21,15 @@ def make_finish(b: Bindings) -> Any:
         except ConfigError:  # already reported by think as the run's error
             ctx = AgentContext()
         closing = closing_update(state, ctx, state.get("messages") or [])
+        answer = closing.get("answer", state.get("answer"))
         write = get_stream_writer()
         if state.get("status") == "answered":
-            write({"event": "answer", "text": closing.get("answer", state.get("answer")) or ""})
+            write({"event": "answer", "text": answer or ""})
         write(
             {
                 "event": "final",
                 "status": state.get("status"),
-                "answer": closing.get("answer", state.get("answer")),
+                "answer": answer,
                 "error": state.get("error"),
             }
         )

@@ -86,9 +86,9 @@ def assess(b: Bindings, ctx: AgentContext, state: RouteState | AgentState) -> di
     direct = _returned_directly(b.tools(ctx), step, results)
     if direct is not None:  # a `return_direct` tool's result is the answer, as in ToolNode
         update.update(status="answered", answer=direct)
-    structured = next((r for r in results if r.response_metadata.get(m.STRUCTURED)), None)
+    structured = m.structured_answer(results)
     if structured is not None:  # the step gave the structured answer beside other calls
-        update.update(status="answered", answer=structured.response_metadata[m.STRUCTURED])
+        update.update(status="answered", answer=structured)
     return update or None
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from functools import partial
 from typing import Any
 
@@ -119,7 +118,7 @@ def decide(plan: Plan, response: ModelResponse, commands: list[Command]) -> dict
     if kind != "invalid" and not (kind == "step" and step.tool_calls):
         # finish reads it again from the message as every after_model hook left it; an
         # output tool's call (`ToolStrategy`) answers with its arguments
-        text = _as_json(step.tool_calls[0]["args"]) if step.tool_calls else step.text
+        text = m.structured_answer(written) if step.tool_calls else step.text
         return {**update, "status": "answered", "answer": text, "messages": messages}
     messages = _numbered(messages, step, plan.steps + 1)
     if kind == "invalid":
@@ -183,7 +182,3 @@ def _with_commands(update: dict[str, Any], commands: list[Command]) -> dict[str,
             else:
                 merged[key] = value
     return merged
-
-
-def _as_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
