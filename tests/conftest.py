@@ -4,8 +4,8 @@ local services some tests need.
 Tests that need PostgreSQL, Redis or a browser skip, with the reason, when the service is not
 there (so the README's test command passes on a machine without them); CI sets
 REACT_AGENT_REQUIRE_SERVICES=1, which turns those skips into failures. A test says what it needs
-with a marker (`@pytest.mark.postgres`, `redis`, `browser`) or by using one of the fixtures in
-`SERVICE_FIXTURES`.
+with a marker (`@pytest.mark.postgres`, `redis`, `browser`, `aegra`) or by using one of the
+fixtures in `SERVICE_FIXTURES`.
 """
 
 from __future__ import annotations
@@ -43,10 +43,22 @@ SERVICE_URLS = {
 }
 DEFAULT_PORTS = {"postgresql": 5432, "postgres": 5432, "redis": 6379}
 # Fixtures of the test modules that connect to a service: a test using one needs it.
-SERVICE_FIXTURES = {"postgres": "postgres", "database": "postgres", "schema_url": "postgres"}
+SERVICE_FIXTURES = {
+    "postgres": "postgres",
+    "database": "postgres",
+    "schema_url": "postgres",
+    "two_instances": "aegra",  # tests/integration/test_aegra.py
+}
 # Parametrized fixtures whose given value needs a service: (fixture, value) -> service.
 SERVICE_PARAMS = {("store", "postgres"): "postgres"}
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
+# Each service a test may mark that it needs (`@pytest.mark.<name>`), and what it is.
+SERVICES = {
+    "postgres": "PostgreSQL",
+    "redis": "Redis",
+    "browser": "Chromium",
+    "aegra": "Aegra's serving environment, PostgreSQL and redis-server",
+}
 
 
 def listening(host: str, port: int, timeout: float = 0.5) -> bool:
@@ -68,6 +80,10 @@ def service_problem(name: str, env: dict[str, str] | None = None) -> str | None:
     """Why service `name` cannot be used, in one sentence; None when it can."""
     if name == "browser":
         return _missing_browser()
+    if name == "aegra":
+        from tests.support.aegra import missing  # imports psycopg: only where a test asks
+
+        return missing()
     variable, _ = SERVICE_URLS[name]
     parts = urlsplit(service_url(name, env))
     host, port = parts.hostname or "127.0.0.1", parts.port or DEFAULT_PORTS[parts.scheme]
@@ -94,7 +110,7 @@ def _missing_browser() -> str | None:
 
 def needed_services(item: pytest.Item) -> set[str]:
     """The services a collected test needs: its markers, its fixtures, its parameters."""
-    needs = {name for name in ("postgres", "redis", "browser") if item.get_closest_marker(name)}
+    needs = {name for name in SERVICES if item.get_closest_marker(name)}
     needs |= {
         SERVICE_FIXTURES[f] for f in getattr(item, "fixturenames", ()) if f in SERVICE_FIXTURES
     }
@@ -109,7 +125,7 @@ _REQUIRED = os.environ.get(REQUIRE_SERVICES, "").strip() not in ("", "0")  # bef
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    for name, what in (("postgres", "PostgreSQL"), ("redis", "Redis"), ("browser", "Chromium")):
+    for name, what in SERVICES.items():
         config.addinivalue_line("markers", f"{name}: needs {what}; skipped when it is not there")
 
 

@@ -50,7 +50,6 @@ from tests.support.aegra import (
     config_for_tests,
     group_members,
     instance_command,
-    missing,
     report_failures,
 )
 from tests.support.langgraph_dev import server_env
@@ -58,8 +57,6 @@ from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
 
 pytestmark = [pytest.mark.integration]
 
-PROBLEM = missing()  # at collection, like the other service checks
-REQUIRED = os.environ.get("REACT_AGENT_REQUIRE_SERVICES", "").strip() not in ("", "0")
 SLEEPY_SECONDS = 3.0  # the tool in flight when an instance is killed
 ASK = re.compile(r"^(tick|sleepy|publish) (\S+)$")
 APPROVE = {"approve": ["publish"]}  # the run's context: publish pauses for a decision
@@ -93,11 +90,7 @@ def calls_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def served(request: pytest.FixtureRequest, calls_file: Path) -> Iterator[Deployment]:
-    if PROBLEM is not None:
-        if REQUIRED:
-            pytest.fail(f"{PROBLEM} (REACT_AGENT_REQUIRE_SERVICES is set).", pytrace=False)
-        pytest.skip(PROBLEM)
+def two_instances(request: pytest.FixtureRequest, calls_file: Path) -> Iterator[Deployment]:
     with ScriptedOpenAIServer(default=reply_for) as model:
         env = {
             "OPENAI_BASE_URL": model.base_url,
@@ -117,9 +110,9 @@ def served(request: pytest.FixtureRequest, calls_file: Path) -> Iterator[Deploym
 
 
 @pytest.fixture
-async def a(served: Deployment) -> AsyncIterator[LangGraphClient]:
+async def a(two_instances: Deployment) -> AsyncIterator[LangGraphClient]:
     """A client of the first instance (the one that stays up)."""
-    client = get_client(url=served.urls[0], api_key=served.api_key, timeout=120)
+    client = get_client(url=two_instances.urls[0], api_key=two_instances.api_key, timeout=120)
     try:
         yield client
     finally:
@@ -127,9 +120,9 @@ async def a(served: Deployment) -> AsyncIterator[LangGraphClient]:
 
 
 @pytest.fixture
-async def b(served: Deployment) -> AsyncIterator[LangGraphClient]:
+async def b(two_instances: Deployment) -> AsyncIterator[LangGraphClient]:
     """A client of the second instance (the one the last test kills)."""
-    client = get_client(url=served.urls[1], api_key=served.api_key, timeout=120)
+    client = get_client(url=two_instances.urls[1], api_key=two_instances.api_key, timeout=120)
     try:
         yield client
     finally:
@@ -225,7 +218,7 @@ def test_the_deployment_page_starts_instances_with_this_launcher() -> None:
         assert args.port in (2026, 2027)
 
 
-def test_the_launcher_creates_a_missing_database_and_migrates_it(served: Deployment) -> None:
+def test_the_launcher_creates_a_missing_database_and_migrates_it(two_instances: Deployment) -> None:
     """`serve.py --check` against a database that does not exist yet: created, Aegra's tables
     and LangGraph's checkpoint tables set up, exit 0 (what the first instance does before it
     serves)."""
@@ -234,8 +227,8 @@ def test_the_launcher_creates_a_missing_database_and_migrates_it(served: Deploym
 
     name = f"aegra_check_{os.getpid()}_{int(time.time())}"
     url = urlunsplit(urlsplit(POSTGRES_URL)._replace(path=f"/{name}"))
-    config = config_for_tests(served.workdir)
-    command = instance_command(config, 2026, url, served.redis_url)
+    config = config_for_tests(two_instances.workdir)
+    command = instance_command(config, 2026, url, two_instances.redis_url)
     try:
         done = subprocess.run(
             [*command, "--check"],
@@ -260,8 +253,8 @@ def test_the_launcher_creates_a_missing_database_and_migrates_it(served: Deploym
 # --------------------------------------------------------------------------- the key
 
 
-async def test_a_request_without_the_key_is_refused(served: Deployment) -> None:
-    for url in served.urls:
+async def test_a_request_without_the_key_is_refused(two_instances: Deployment) -> None:
+    for url in two_instances.urls:
         async with httpx.AsyncClient(base_url=url, timeout=30) as http:
             refused = await http.post("/threads", json={})
             assert refused.status_code == 401
@@ -269,12 +262,12 @@ async def test_a_request_without_the_key_is_refused(served: Deployment) -> None:
             wrong = await http.post("/threads", json={}, headers={"x-api-key": "not-the-key"})
             assert wrong.status_code == 401
             bearer = await http.post(
-                "/threads", json={}, headers={"authorization": f"Bearer {served.api_key}"}
+                "/threads", json={}, headers={"authorization": f"Bearer {two_instances.api_key}"}
             )
             assert bearer.status_code == 200
             for probe in ("/health", "/ready", "/info"):  # load balancers and probes
                 assert (await http.get(probe)).status_code == 200, probe
-    anonymous = get_client(url=served.urls[0], api_key=None)
+    anonymous = get_client(url=two_instances.urls[0], api_key=None)
     try:
         with pytest.raises(httpx.HTTPStatusError) as refused_by_sdk:
             await anonymous.threads.search()
@@ -431,7 +424,7 @@ async def test_forty_runs_over_twenty_threads_at_once(
 
 
 async def test_a_killed_instance_loses_no_run_and_its_reruns_are_marked(
-    served: Deployment, a: LangGraphClient, b: LangGraphClient, calls_file: Path
+    two_instances: Deployment, a: LangGraphClient, b: LangGraphClient, calls_file: Path
 ) -> None:
     """`kill -9` of one instance while twelve runs are in their tool call: the other takes its
     runs over when their leases expire, every run finishes with the right answer, and every
@@ -449,7 +442,7 @@ async def test_a_killed_instance_loses_no_run_and_its_reruns_are_marked(
     while not all(executions(calls_file)[f"sleepy-start:{label}"] for label in labels):
         assert time.monotonic() < deadline, f"not every call started: {executions(calls_file)}"
         await asyncio.sleep(0.1)
-    victim = served.instances[1]
+    victim = two_instances.instances[1]
     victim.kill()
     assert not victim.alive()
 
