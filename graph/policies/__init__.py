@@ -31,25 +31,21 @@ in the state by then), so they need no node either.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from graph.policies.base import AgentHost, LoopPolicy
+from graph.policies.answer_budget import AnswerBudget
+from graph.policies.base import AgentHost, LoopPolicy
+from graph.policies.context_fit import ContextFit
+from graph.policies.corrections import Corrections
+from graph.policies.endpoint_fallback import EndpointFallback
+from graph.policies.quoted_answer import QuotedAnswer
+from graph.policies.repeat_guard import RepeatGuard
+from graph.policies.run_deadline import RunDeadline
+from graph.policies.step_limit import StepLimit
+from graph.policies.structured_answer import StructuredAnswer
+from graph.policies.text_fallback import NativeToTextFallback
 
 
 def loop_policies(b: AgentHost) -> list[LoopPolicy]:
     """The policies, outermost first, for one compiled graph."""
-    from graph.policies.answer_budget import AnswerBudget
-    from graph.policies.context_fit import ContextFit
-    from graph.policies.corrections import Corrections
-    from graph.policies.endpoint_fallback import EndpointFallback
-    from graph.policies.quoted_answer import QuotedAnswer
-    from graph.policies.repeat_guard import RepeatGuard
-    from graph.policies.run_deadline import RunDeadline
-    from graph.policies.step_limit import StepLimit
-    from graph.policies.structured_answer import StructuredAnswer
-    from graph.policies.text_fallback import NativeToTextFallback
-
     return [
         RunDeadline(b),
         Corrections(b),

@@ -7,12 +7,12 @@ import importlib
 
 from langchain_core.tools import BaseTool
 
+from tools import default_tools, load_tools, mcp_tools
+
 
 def registry_tools(names: list[str] | None, mcp_config: str | None = None) -> list[BaseTool]:
     """The tools named (all built-in tools, and every MCP tool, when `names` is empty), each
     name once. MCP servers start on first use, once per process (`tools.mcp`)."""
-    from tools import default_tools, load_tools, mcp_tools
-
     served = mcp_tools(mcp_config) if mcp_config else []
     if not names:
         return list({tool.name: tool for tool in [*default_tools(), *served]}.values())
