@@ -7,6 +7,8 @@ import json
 import re
 from typing import Any
 
+from langchain.agents.structured_output import StructuredOutputError
+
 from graph.models.factory import NO_KEY_NEEDED, endpoint_name, wants_local
 from graph.settings import AgentContext, ConfigError
 
@@ -60,6 +62,11 @@ def describe_failure(
         where = "the model endpoint {} (model {!r})".format(*failed_at(exc, ctx))
     if isinstance(exc, ConfigError):
         text = str(exc)
+    elif isinstance(exc, StructuredOutputError):  # the call answered; its answer is refused
+        text = (
+            f"The structured answer from {where} did not match its schema, and the response "
+            f"format says not to ask again: {_short(_message(exc))}."
+        )
     elif _is(exc, "APITimeoutError") or isinstance(exc, TimeoutError):
         text = (
             f"{where} did not answer within {ctx.model_timeout:g} s; check that it is up, or "
