@@ -136,3 +136,21 @@ def test_the_repeat_note_is_in_the_request_the_user_middleware_sees(mode: str) -
     told = [x for x in seen.requests[2].messages if is_agent_note(x)]
     assert len(told) == 1 and "exactly this input" in told[0].text
     assert [is_agent_note(x) for x in out["messages"]].count(True) == 1
+
+
+def test_a_policy_whose_setting_is_off_is_not_in_the_runs_chain() -> None:
+    """`LoopPolicy.needs`: with no `run_timeout` and no `fallback_models` (the defaults) those
+    policies are not layers of the call; a run that sets them has them, in their place, and a
+    user's middleware stays innermost."""
+    from graph.loop.bindings import Bindings
+    from graph.policies.endpoint_fallback import EndpointFallback
+    from graph.policies.run_deadline import RunDeadline
+
+    def chain(operator: dict[str, Any]) -> list[type]:
+        b = Bindings(ScriptedChatModel([]), TOOLS, operator, lambda *_: [], [Seen()])
+        return [type(layer) for layer in b.model_chain(b.context(None))]
+
+    default = chain({})
+    assert RunDeadline not in default and EndpointFallback not in default
+    both = chain({"run_timeout": 30, "fallback_models": ["other-model"]})
+    assert both[0] is RunDeadline and both[-2:] == [EndpointFallback, Seen]
