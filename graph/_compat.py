@@ -24,6 +24,9 @@
 * A router that asks for LangGraph's `runtime` argument cannot be run by
   `update_state(as_node=...)`, which runs the node's edges without one (LangGraph raises); the
   run's runtime is in the config under `CONFIG_KEY_RUNTIME` when there is one (`config_runtime`).
+* `create_agent` traces a middleware's `wrap_*` calls as LangSmith spans and its node hooks
+  with the middleware's `TracePolicy`, else the default `configure_trace_policy` set; that
+  default is read at call time through private helpers (`wrap_span`, `node_trace_policy`).
 * `create_agent` registers LangChain's `SubagentTransformer` (`run.subagents` in
   `stream_events(version="v3")`) from a private module; nothing exports it
   (`subagent_transformer`).
@@ -33,12 +36,16 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
+from langchain.agents.factory import _wrap_trace_kwargs
 from langchain.agents.middleware import AgentMiddleware
+from langchain.agents.middleware._trace_policy import _node_trace_policy
 from langchain_core.runnables import Runnable
 from langgraph._internal._constants import CONFIG_KEY_RUNTIME
 from langgraph._internal._runnable import RunnableCallable
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import TracePolicy
+from langsmith import traceable
 
 G = TypeVar("G", bound=CompiledStateGraph)
 
@@ -114,3 +121,14 @@ def config_runtime(config: Any) -> Any:
     """The run's `Runtime` as LangGraph keeps it in a task's config, or None (a client's
     `update_state`, which runs a node's edges outside a run)."""
     return ((config or {}).get("configurable") or {}).get(CONFIG_KEY_RUNTIME)
+
+
+def wrap_span(middleware: AgentMiddleware, hook: str, func: Any) -> Any:
+    """`func` (the middleware's `hook`) in the LangSmith span `create_agent` gives it."""
+    return traceable(name=f"{middleware.name}.{hook}", **_wrap_trace_kwargs(middleware))(func)
+
+
+def node_trace_policy(policy: TracePolicy | None) -> TracePolicy:
+    """A node hook's `TracePolicy` as `create_agent` builds it: the middleware's own, else the
+    process default, looked up when the hook runs."""
+    return _node_trace_policy(policy)

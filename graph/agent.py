@@ -34,7 +34,7 @@ from graph.caller_schemas import context_schema_for
 from graph.checked import CREATE_AGENT_NODES, SERVED_CONTEXT, AgentGraph
 from graph.loop.bindings import Bindings
 from graph.loop.tasks import to_act
-from graph.middleware.hooks import NODE_HOOKS, hook_node, jumps_of, node_name, with_hook
+from graph.middleware.hooks import NODE_HOOKS, add_hook_nodes, jumps_of, node_name, with_hook
 from graph.middleware.loading import check_names, load_middleware
 from graph.middleware.schema import extended, private_keys
 from graph.middleware.streaming import stream_transformers
@@ -161,9 +161,7 @@ def build_graph(
     builder.add_node("observe", both(make_observe(b), name="observe"))
     builder.add_node("finish", both(make_finish(b), name="finish"))
     hooks = {hook: with_hook(wares, hook) for hook in NODE_HOOKS}
-    for hook, found in hooks.items():
-        for ware in found:
-            builder.add_node(node_name(ware, hook), hook_node(ware, hook))
+    add_hook_nodes(builder, hooks)
     wire(builder, hooks, b)
     b.step_hooks = len(hooks["before_model"]) + len(hooks["after_model"])
     b.closing_hooks = len(hooks["after_agent"])

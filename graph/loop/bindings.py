@@ -20,7 +20,8 @@ from langchain_core.tools import BaseTool, tool
 from graph import protocols
 from graph.caller_schemas import settings_part
 from graph.lru import LRU
-from graph.middleware.chain import model_layers, tool_layers
+from graph.middleware.chain import AsyncWrap, Wrap, model_layers, tool_layers
+from graph.middleware.spans import traced_awrap, traced_wrap
 from graph.models import factory
 from graph.policies import loop_policies
 from graph.protocols.native import DEFAULT_INSTRUCTIONS
@@ -65,6 +66,12 @@ class Bindings:
         self.policies = loop_policies(self)
         self.user_model_layers = model_layers(self.middleware)
         self.tool_layers = tool_layers(self.middleware)
+        # the user's wraps, each call in the span `create_agent` gives it (`middleware.spans`)
+        wrapping = self.user_model_layers
+        self.user_model_wraps = [traced_wrap(w, "wrap_model_call") for w in wrapping]
+        self.user_model_awraps = [traced_awrap(w, "wrap_model_call") for w in wrapping]
+        self.tool_wraps = [traced_wrap(w, "wrap_tool_call") for w in self.tool_layers]
+        self.tool_awraps = [traced_awrap(w, "wrap_tool_call") for w in self.tool_layers]
         # a middleware's own tools are offered and run like any other
         self.middleware_tools = [t for mw in self.middleware for t in getattr(mw, "tools", [])]
         # provider tools (dicts the provider runs itself): offered to native requests, never run
@@ -116,8 +123,17 @@ class Bindings:
     def model_chain(self, ctx: AgentContext) -> list[AgentMiddleware]:
         """The layers of this run's model call, outermost first: the loop policies its
         settings switch on (`LoopPolicy.needs`), then the user's `wrap_model_call` middleware."""
-        on = [p for p in self.policies if p.needs is None or getattr(ctx, p.needs)]
-        return [*on, *self.user_model_layers]
+        return [*self._policies_on(ctx), *self.user_model_layers]
+
+    def model_wraps(self, ctx: AgentContext) -> list[Wrap]:
+        """The same layers' `wrap_model_call`s, as the chain calls them."""
+        return [*(p.wrap_model_call for p in self._policies_on(ctx)), *self.user_model_wraps]
+
+    def model_awraps(self, ctx: AgentContext) -> list[AsyncWrap]:
+        return [*(p.awrap_model_call for p in self._policies_on(ctx)), *self.user_model_awraps]
+
+    def _policies_on(self, ctx: AgentContext) -> list[AgentMiddleware]:
+        return [p for p in self.policies if p.needs is None or getattr(ctx, p.needs)]
 
     def _read_env(self) -> frozenset[tuple[str, str | None]]:
         """The settings' variables that are set: a set intersection reads the environment once

@@ -57,23 +57,28 @@ def tool_layers(middleware: Sequence[AgentMiddleware]) -> list[AgentMiddleware]:
     return [m for m in middleware if implements(m, "wrap_tool_call")]
 
 
-def chain_model_call(layers: Sequence[AgentMiddleware], base: ModelCall) -> Callable[..., Composed]:
-    """`request -> (response, commands)` through every layer's `wrap_model_call`. Built from
-    the innermost layer out, with no closure that refers to itself: a chain is built at every
-    model call, and a self-referencing one would be a reference cycle holding the call's
-    request and config until the cyclic garbage collector ran."""
+Wrap = Callable[[ModelRequest, ModelCall], Any]  # a layer's `wrap_model_call`
+AsyncWrap = Callable[[ModelRequest, AsyncModelCall], Awaitable[Any]]
+
+
+def chain_model_call(wraps: Sequence[Wrap], base: ModelCall) -> Callable[..., Composed]:
+    """`request -> (response, commands)` through every layer's `wrap_model_call` (`wraps`,
+    outermost first). Built from the innermost layer out, with no closure that refers to
+    itself: a chain is built at every model call, and a self-referencing one would be a
+    reference cycle holding the call's request and config until the cyclic garbage collector
+    ran."""
 
     def bottom(request: ModelRequest) -> Composed:
         return base(request), []
 
     call: Callable[[ModelRequest], Composed] = bottom
-    for layer in reversed(layers):
-        call = _model_layer(layer, call)
+    for wrap in reversed(wraps):
+        call = _model_layer(wrap, call)
     return call
 
 
 def _model_layer(
-    layer: AgentMiddleware, inner: Callable[[ModelRequest], Composed]
+    wrap: Wrap, inner: Callable[[ModelRequest], Composed]
 ) -> Callable[[ModelRequest], Composed]:
     def run(request: ModelRequest) -> Composed:
         kept: list[Command] = []
@@ -83,28 +88,28 @@ def _model_layer(
             kept[:] = commands
             return response
 
-        response, own = as_response(layer.wrap_model_call(request, handler))
+        response, own = as_response(wrap(request, handler))
         return response, [*kept, *own]
 
     return run
 
 
 def achain_model_call(
-    layers: Sequence[AgentMiddleware], base: AsyncModelCall
+    wraps: Sequence[AsyncWrap], base: AsyncModelCall
 ) -> Callable[..., Awaitable[Composed]]:
-    """The async form, through every layer's `awrap_model_call`."""
+    """The async form, through every layer's async wrap (`async_form`)."""
 
     async def bottom(request: ModelRequest) -> Composed:
         return await base(request), []
 
     call: Callable[[ModelRequest], Awaitable[Composed]] = bottom
-    for layer in reversed(layers):
-        call = _amodel_layer(layer, call)
+    for wrap in reversed(wraps):
+        call = _amodel_layer(wrap, call)
     return call
 
 
 def _amodel_layer(
-    layer: AgentMiddleware, inner: Callable[[ModelRequest], Awaitable[Composed]]
+    wrap: AsyncWrap, inner: Callable[[ModelRequest], Awaitable[Composed]]
 ) -> Callable[[ModelRequest], Awaitable[Composed]]:
     async def run(request: ModelRequest) -> Composed:
         kept: list[Command] = []
@@ -114,7 +119,6 @@ def _amodel_layer(
             kept[:] = commands
             return response
 
-        wrap = async_form(layer, "wrap_model_call")
         response, own = as_response(await wrap(request, handler))
         return response, [*kept, *own]
 

@@ -20,9 +20,10 @@ from langchain.agents.middleware import (
 )
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.runnables import Runnable
+from langgraph.graph import StateGraph
 from langgraph.runtime import get_runtime
 
-from graph._compat import declared_jumps, untraced
+from graph._compat import declared_jumps, node_trace_policy, untraced
 from graph.channels import check_update
 from graph.messages import as_observation
 from graph.usage import counted, with_tokens
@@ -79,6 +80,16 @@ def hook_node(middleware: AgentMiddleware, hook: str) -> Runnable:
         return with_tokens(state, written(middleware, result), tokens)
 
     return untraced(run, arun, node_name(middleware, hook))  # one run and one event per node
+
+
+def add_hook_nodes(builder: StateGraph, hooks: dict[str, list[AgentMiddleware]]) -> None:
+    """A node for each node hook of each middleware. Its run records what the middleware's
+    `trace_policy` (else the process default, `configure_trace_policy`) lets tracers record,
+    as in `create_agent`: `AutoModeMiddleware`, for one, keeps the conversation out."""
+    for hook, found in hooks.items():
+        for ware in found:
+            policy = node_trace_policy(ware.trace_policy)
+            builder.add_node(node_name(ware, hook), hook_node(ware, hook), trace_policy=policy)
 
 
 def written(middleware: AgentMiddleware, result: Any) -> dict[str, Any]:

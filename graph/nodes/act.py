@@ -29,7 +29,6 @@ from graph.loop.bindings import Bindings
 from graph.loop.tasks import idle, pending_calls
 from graph.middleware.approval_check import SKIPPED, ApprovalCheck
 from graph.middleware.approvals import approval_middleware, needs_approval
-from graph.middleware.chain import async_form
 from graph.settings import AgentContext
 from graph.state import ActInput
 from graph.tooling.execution import outputs, tool_node, tool_update_refusal
@@ -163,12 +162,12 @@ def _node(
         approvals = approval_middleware(policy, list(tools.values()), ctx.approval_mode)
         gated = [name for name, tool in tools.items() if needs_approval(tool, policy)]
         check = ApprovalCheck(gated, approvals, ctx.approval_mode)
-        layers = [check, *b.tool_layers]  # the check runs the approval middleware itself
+        # the check runs the approval middleware itself; the user's wraps each in its span
         return tool_node(
             list(tools.values()),
             ctx.tool_timeout,
-            [layer.wrap_tool_call for layer in layers],
-            [async_form(layer, "wrap_tool_call") for layer in layers],
+            [check.wrap_tool_call, *b.tool_wraps],
+            [check.awrap_tool_call, *b.tool_awraps],
         )
 
     key = (

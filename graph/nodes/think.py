@@ -41,7 +41,7 @@ def make_think(b: Bindings) -> tuple[Any, Any]:
                 update = plan.update
             else:
                 chain = chain_model_call(
-                    b.model_chain(plan.ctx), partial(execute, b, plan, config=config)
+                    b.model_wraps(plan.ctx), partial(execute, b, plan, config=config)
                 )
                 try:
                     update = decide(plan, *chain(plan.request))
@@ -57,7 +57,7 @@ def make_think(b: Bindings) -> tuple[Any, Any]:
                 update = plan.update
             else:
                 call = partial(aexecute, b, plan, config=config)
-                chain = achain_model_call(b.model_chain(plan.ctx), call)
+                chain = achain_model_call(b.model_awraps(plan.ctx), call)
                 try:
                     update = decide(plan, *(await chain(plan.request)))
                 except Exception as exc:

@@ -212,3 +212,26 @@ def test_a_routers_config_carries_the_runs_runtime() -> None:
     builder.compile().invoke({"n": 1}, context={"user": "u1"})
     assert isinstance(seen[0], Runtime) and seen[0].context == {"user": "u1"}
     assert config_runtime({}) is None
+
+
+def test_a_wrap_span_and_a_node_policy_are_langchains() -> None:
+    from langchain.agents.middleware import TracePolicy, configure_trace_policy
+    from langgraph.types import omit_payload
+
+    from graph._compat import node_trace_policy, wrap_span
+
+    class Named(AgentMiddleware):
+        def wrap_model_call(self, request: Any, handler: Any) -> Any:
+            return handler(request)
+
+    ware = Named()
+    span = wrap_span(ware, "wrap_model_call", ware.wrap_model_call)
+    assert span("request", lambda r: f"{r} handled") == "request handled"
+    own = node_trace_policy(TracePolicy(process_inputs=omit_payload))
+    assert own.process_inputs({"messages": [1]}) == {}
+    configure_trace_policy(TracePolicy(process_inputs=lambda _: "default"))
+    try:
+        assert node_trace_policy(None).process_inputs({"messages": [1]}) == "default"
+    finally:
+        configure_trace_policy(None)
+    assert node_trace_policy(None).process_inputs({"messages": [1]}) == {"messages": [1]}

@@ -83,7 +83,7 @@ def test_a_model_call_chain_is_freed_as_soon_as_it_is_dropped(collector_off: Non
     def base(_request: ModelRequest, held: Payload = held) -> ModelResponse:
         return ModelResponse(result=[AIMessage(content="done")])
 
-    chain = chain_model_call([PassThrough(), PassThrough()], base)
+    chain = chain_model_call([PassThrough().wrap_model_call, PassThrough().wrap_model_call], base)
     response, commands = chain(request())
     assert response.result[0].text == "done" and commands == []
     del chain, base, held
@@ -97,7 +97,9 @@ def test_the_async_chain_is_freed_as_soon_as_it_is_dropped(collector_off: None) 
     async def base(_request: ModelRequest, held: Payload = held) -> ModelResponse:
         return ModelResponse(result=[AIMessage(content="done")])
 
-    chain = achain_model_call([PassThrough(), PassThrough()], base)
+    chain = achain_model_call(
+        [PassThrough().awrap_model_call, PassThrough().awrap_model_call], base
+    )
     loop = asyncio.new_event_loop()
     try:
         response, _ = loop.run_until_complete(chain(request()))
