@@ -78,6 +78,12 @@ def _notice(
     run = state.get("run") or {}
     done = steps_taken(messages, run)
     steps = f"{done} step{'' if done == 1 else 's'}"
+    if status == "max_steps" and run.get("ended_by"):
+        # a middleware's limit (`ModelCallLimitMiddleware`, ...) ended the run: its own reply
+        # already says so, as in `create_agent`; a second message would repeat it
+        if state.get("answer"):
+            return None
+        return f"I stopped after {steps}: {run['ended_by']} reached its limit."
     if status == "max_steps":
         if done >= ctx.max_steps and not out_of_room:
             return (

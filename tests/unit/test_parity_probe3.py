@@ -175,12 +175,6 @@ LIMIT_ENDS = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a limit middleware's jump to the end leaves its message, then finish writes it again: "
-    "graph/middleware/hooks.py:112 makes the run max_steps with the message as its answer, and "
-    "graph/loop/closing.py:36 closes every max_steps run with an AIMessage of that answer",
-)
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("case", sorted(LIMIT_ENDS))
 def test_a_limit_that_ends_the_run_says_so_once(case: str, mode: str) -> None:
@@ -189,17 +183,12 @@ def test_a_limit_that_ends_the_run_says_so_once(case: str, mode: str) -> None:
     assert "limit" in got[-1][1]
 
 
-@pytest.mark.xfail(strict=True, reason="the same duplicate, across turns of a thread")
 def test_a_thread_limit_reached_on_the_second_turn_says_so_once() -> None:
     script = [TOOL_STEP[0], "first", step(tool_call("double", {"number": 3}, id="c2")), "second"]
     ware = lambda: [ModelCallLimitMiddleware(thread_limit=3, exit_behavior="end")]  # noqa: E731
     compare(two_turns, script, [double], ware)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the messages stream shows the limit's message twice, the second from finish",
-)
 def test_the_messages_stream_shows_a_limits_end_once() -> None:
     def read(_name: str, _model: Any, agent: Any) -> list[tuple[str, str]]:
         return [
@@ -212,11 +201,6 @@ def test_the_messages_stream_shows_a_limits_end_once() -> None:
     compare(read, looping(3), [double], ware)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a middleware's own tools are offered after the caller's; create_agent offers them "
-    "first (factory.py: middleware_tools + regular_tools; ours graph/loop/bindings.py:80)",
-)
 def test_a_middlewares_tools_are_offered_in_create_agents_order() -> None:
     def read(_name: str, model: ScriptedChatModel, agent: Any) -> list[str]:
         agent.invoke(QUESTION, config())
@@ -225,12 +209,6 @@ def test_a_middlewares_tools_are_offered_in_create_agents_order() -> None:
     assert compare(read, ["done"], [double], lambda: [TodoListMiddleware()])[0] == "write_todos"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="interrupt_before/interrupt_after given to a run are not mapped to our node names as "
-    "build_graph's are (graph/agent.py:63 _our_nodes); graph/checked.py:76 AgentGraph.stream "
-    "passes them on as given, so the run does not pause and the tool runs",
-)
 @pytest.mark.parametrize(
     "where", [{"interrupt_before": ["tools"]}, {"interrupt_after": ["model"]}], ids=str
 )
@@ -245,7 +223,7 @@ def test_a_run_paused_by_create_agents_node_names(where: dict[str, list[str]]) -
 
 
 def test_a_run_paused_by_our_own_node_names() -> None:
-    """The contrast to the defect above: with our names for the nodes, a run pauses there."""
+    """With our names for the nodes, a run pauses there too."""
 
     def read(name: str, _model: Any, agent: Any) -> Any:
         agent.invoke(
@@ -1241,19 +1219,16 @@ def test_by_design_the_model_is_sent_default_instructions_without_a_system_promp
     assert first == {"create_agent": "HumanMessage", "ours": "SystemMessage"}
 
 
-def test_by_design_a_middlewares_system_prompt_is_sent_as_text() -> None:
+def test_a_middlewares_system_prompt_is_sent_as_it_made_it() -> None:
     """A middleware that extends the system message (TodoListMiddleware) makes content blocks;
-    create_agent sends those blocks, ours their text (graph/loop/request.py rendered: "a
-    middleware's own prompt: its text"). A provider reads the same words. Not listed as by
-    design in the brief: pinned so the lead decides."""
+    both agents send those blocks (a prompt-caching middleware marks them for the provider)."""
     got = {}
     for name, (model, agent) in each(
         ["done"], [double], lambda: [TodoListMiddleware(system_prompt="TODO")], system_prompt="base"
     ).items():
         agent.invoke(QUESTION, config())
         got[name] = model.requests[0].messages[0].content
-    assert got["create_agent"] == [
+    assert got["ours"] == got["create_agent"] == [
         {"type": "text", "text": "base"},
         {"type": "text", "text": "\n\nTODO"},
     ]
-    assert got["ours"] == "base\n\nTODO"
