@@ -31,7 +31,7 @@ from langgraph.types import Send
 
 from graph._compat import both, compiled_as, inline
 from graph.caller_schemas import context_schema_for
-from graph.checked import CREATE_AGENT_NODES, SERVED_CONTEXT, AgentGraph
+from graph.checked import SERVED_CONTEXT, AgentGraph, our_node_names
 from graph.loop.bindings import Bindings
 from graph.loop.tasks import to_act
 from graph.middleware.hooks import NODE_HOOKS, add_hook_nodes, jumps_of, node_name, with_hook
@@ -58,11 +58,6 @@ def recursion_limit_for(max_steps: int, hooks_per_step: int = 0, hooks_once: int
     per middleware node hook each time it runs (before_model and after_model hooks every
     iteration, before_agent and after_agent hooks once)."""
     return (4 + hooks_per_step) * (max_steps + 2) - 2 + hooks_once
-
-
-def _our_nodes(names: Sequence[str] | None) -> list[str] | None:
-    """Interrupt nodes, `create_agent`'s names taken for the nodes that play them."""
-    return [CREATE_AGENT_NODES.get(n, n) for n in names] if names else None
 
 
 def route_after_think(
@@ -169,8 +164,8 @@ def build_graph(
     compiled = builder.compile(
         checkpointer=checkpointer,
         store=store,
-        interrupt_before=_our_nodes(interrupt_before),
-        interrupt_after=_our_nodes(interrupt_after),
+        interrupt_before=our_node_names(interrupt_before),
+        interrupt_after=our_node_names(interrupt_after),
         debug=debug,
         name=name,
         transformers=stream_transformers(wares, transformers),

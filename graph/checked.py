@@ -68,7 +68,7 @@ class AgentGraph(CompiledStateGraph):
 
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         input, removing = self._checked_input(input)
-        kwargs = self._served_context(kwargs)
+        kwargs = self._run_options(kwargs)
         if removing and self._has_threads(config):
             _check_removals(removing, self.get_state(config))
         if _continues(input, config) and self._has_threads(config):
@@ -77,7 +77,7 @@ class AgentGraph(CompiledStateGraph):
 
     async def astream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         input, removing = self._checked_input(input)
-        kwargs = self._served_context(kwargs)
+        kwargs = self._run_options(kwargs)
         if removing and self._has_threads(config):
             _check_removals(removing, await self.aget_state(config))
         if _continues(input, config) and self._has_threads(config):
@@ -101,11 +101,17 @@ class AgentGraph(CompiledStateGraph):
         configurable = (config or {}).get("configurable") or {}
         return isinstance(self.checkpointer, BaseCheckpointSaver) and "thread_id" in configurable
 
-    def _served_context(self, kwargs: dict[str, Any]) -> dict[str, Any]:
-        """A served run's context as the server received it, where the graph factory kept it:
-        the run's settings then refuse the keys the server would have dropped unseen."""
+    def _run_options(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """The run's options with a run's own interrupt nodes in `create_agent`'s names taken
+        for ours, and a served run's context as the server received it, where the graph
+        factory kept it (the run's settings then refuse the keys the server would have
+        dropped unseen)."""
+        options = dict(kwargs)
+        for key in ("interrupt_before", "interrupt_after"):
+            if key in options:
+                options[key] = our_node_names(options[key])
         served = ((self.config or {}).get("configurable") or {}).get(SERVED_CONTEXT)
-        return kwargs if served is None else {**kwargs, "context": served}
+        return options if served is None else {**options, "context": served}
 
     def _checked_input(self, input: Any) -> tuple[Any, list[Any]]:
         """The input as LangGraph takes it, and the `messages` writes of a command that remove
@@ -217,6 +223,14 @@ def _check_removals(written: list[Any], snapshot: Any) -> None:
 
 # `create_agent`'s node names, taken for the nodes that play them (`as_node`, interrupts)
 CREATE_AGENT_NODES = {"model": "think", "tools": "act"}
+
+
+def our_node_names(names: Any) -> Any:
+    """Interrupt nodes with `create_agent`'s names taken for the nodes that play them (`"*"`,
+    every node, and None as they are)."""
+    if names is None or isinstance(names, str):
+        return names
+    return [CREATE_AGENT_NODES.get(n, n) for n in names]
 
 
 def _our_names(supersteps: Any) -> list[list[Any]]:
