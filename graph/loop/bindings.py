@@ -77,7 +77,8 @@ class Bindings:
         # provider tools (dicts the provider runs itself): offered to native requests, never run
         self.provider_tools = [t for t in tools or () if isinstance(t, dict)]
         runnable = [as_tool(t) for t in tools or () if not isinstance(t, dict)]
-        self.fixed_tools = [*runnable, *self.middleware_tools] if tools is not None else None
+        # the middleware's tools first, as `create_agent` offers them
+        self.fixed_tools = [*self.middleware_tools, *runnable] if tools is not None else None
         self.overrides = dict(overrides)
         self.load_tools = load_tools
         self.caller_fields: frozenset[str] = frozenset()  # build_graph(context_schema=...)
@@ -147,7 +148,7 @@ class Bindings:
             return self.fixed_tools
         key = (tuple(ctx.tools or ()), ctx.mcp_config)
         return self._tools.get(
-            key, lambda: [*self.load_tools(ctx.tools, ctx.mcp_config), *self.middleware_tools]
+            key, lambda: [*self.middleware_tools, *self.load_tools(ctx.tools, ctx.mcp_config)]
         )
 
     def approvable(self, ctx: AgentContext) -> list[BaseTool]:
