@@ -66,11 +66,9 @@ def for_this_call(b: Bindings, plan: Plan, request: ModelRequest) -> tuple[Plan,
 def rendered(b: Bindings, plan: Plan, request: ModelRequest) -> tuple[Runnable, list[Any]]:
     """The model as bound for this request, and the messages in the protocol's form."""
     tools = [t for t in request.tools if isinstance(t, BaseTool)]
-    system: SystemMessage | str | None = request.system_message
-    if plan.request is not None and system is plan.request.system_message:
-        system = b.system_message_for(plan.ctx)  # as build_graph was given it (blocks kept)
-    elif system is not None:  # a middleware's own prompt: its text, as before
-        system = system.text
+    # sent as given, blocks and extras kept (`create_agent` sends it so; a middleware that
+    # marks blocks for a provider's prompt cache needs them); the text protocol reads its text
+    system: SystemMessage | None = request.system_message
     given = request.messages
     # the conversation as think built it, unless a middleware gave another
     prepared = (

@@ -179,7 +179,7 @@ def test_todo_list_tool_is_offered_and_writes_state(protocol: str, mode: str) ->
     assert out["status"] == "answered"
     assert out["todos"] == todos
     assert "write_todos" in offered(protocol, model.requests[0])
-    system = model.requests[0].messages[0].content
+    system = model.requests[0].messages[0].text  # content blocks, as the middleware made them
     assert "You have access to the `write_todos` tool" in system  # its prompt was added
     assert observations(out) == [f"Updated todo list to {todos}"]
 
