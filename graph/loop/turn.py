@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage, ToolMessage
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from graph import messages as m
 from graph.state import AgentState, run_status
@@ -51,7 +52,8 @@ def new_turn(state: AgentState) -> dict[str, Any] | None:
 def calls_not_run(messages: list[BaseMessage]) -> list[BaseMessage]:
     """Answers for the tool calls of the last step that never ran: a pending approval that got
     a new message instead of a decision, a step a client wrote into a finished run (it is not
-    run: nothing approved it), or a ToolMessage the agent did not produce."""
+    run: nothing approved it), or a ToolMessage the agent did not produce. Each answer stands
+    where the call's result belongs, right after its step (`placed`)."""
     step = next((x for x in reversed(messages) if isinstance(x, AIMessage) and x.tool_calls), None)
     if step is None:
         return []
@@ -61,7 +63,8 @@ def calls_not_run(messages: list[BaseMessage]) -> list[BaseMessage]:
         for x in messages
         if isinstance(x, ToolMessage) and not m.is_our_observation(x)
     }
-    out: list[BaseMessage] = []
+    answers: list[ToolMessage] = []
+    stand_ins: list[ToolMessage] = []
     for call in step.tool_calls:
         if call["id"] in ours:
             continue
@@ -71,6 +74,26 @@ def calls_not_run(messages: list[BaseMessage]) -> list[BaseMessage]:
             "finished run). Do not assume it happened."
         )
         if call["id"] in foreign:  # the client's stand-in goes; ours is shown in its place
-            out.append(RemoveMessage(id=foreign[call["id"]].id))
-        out.append(m.observation(call, text, is_error=True))
-    return out
+            stand_ins.append(foreign[call["id"]])
+        answers.append(m.observation(call, text, is_error=True))
+    return placed(messages, step, answers, stand_ins)
+
+
+def placed(
+    messages: list[BaseMessage],
+    step: AIMessage,
+    answers: list[ToolMessage],
+    stand_ins: list[ToolMessage],
+) -> list[BaseMessage]:
+    """The writes that put the answers right after their step, where chat APIs and clients
+    read a call's result (`create_agent` keeps a client's stand-in there), the stand-ins
+    removed: appended when only results follow the step, else the conversation written once
+    in that order (`REMOVE_ALL_MESSAGES`, every id kept)."""
+    gone = {x.id for x in stand_ins}
+    kept = [x for x in messages if x.id not in gone]
+    at = next(i for i, x in enumerate(kept) if x is step) + 1
+    while at < len(kept) and isinstance(kept[at], ToolMessage):
+        at += 1
+    if not answers or at == len(kept):
+        return [*(RemoveMessage(id=x.id) for x in stand_ins), *answers]
+    return [RemoveMessage(id=REMOVE_ALL_MESSAGES), *kept[:at], *answers, *kept[at:]]

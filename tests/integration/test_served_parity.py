@@ -856,17 +856,11 @@ async def test_by_design_a_stand_in_result_during_a_pause_is_answered_as_not_run
     assert roles == ["user", "assistant", "tool", "user"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the not-run answer to a pending call is stored after the user's new message, so "
-    "the thread a client reads has a human message between a tool call and its result",
-)
 async def test_the_answer_to_a_pending_call_follows_the_call_in_the_thread(hitl: Pair) -> None:
-    """create_agent stores the pending call's answer right after the call. Ours appends its
-    not-run answer (graph/loop/turn.py, `new_turn` -> `calls_not_run`) after the new message,
-    and puts it back in place only in what it sends its own model (`graph.protocols.
-    conversation`): a client that renders the thread in order, or sends `get_state`'s messages
-    to a chat API, gets [human, ai(call), human, tool], which OpenAI's API refuses."""
+    """create_agent stores the pending call's answer right after the call, and so does ours
+    (its not-run answer takes the stand-in's place, `graph.loop.turn.placed`): a client that
+    renders the thread in order, or sends `get_state`'s messages to a chat API, never gets
+    [human, ai(call), human, tool], which OpenAI's API refuses."""
     shown = await stand_in_during_a_pause(hitl)
     order = {side: [m["type"] for m in found] for side, found in shown.items()}
     assert order["theirs"] == ["human", "ai", "tool", "human", "ai"]

@@ -205,6 +205,25 @@ def test_a_new_message_during_a_pause_never_runs_the_call() -> None:
     assert all(m.type in ("system", "human", "ai", "tool") for m in model.requests[-1].messages)
 
 
+@pytest.mark.parametrize("stand_in", [True, False], ids=["client stand-in", "no stand-in"])
+def test_the_not_run_answer_is_stored_right_after_its_call(stand_in: bool) -> None:
+    """Whatever the client sent after a paused call, the thread it reads back has the call's
+    answer right after the call, as chat APIs take a conversation, and every earlier id kept
+    (a stand-in's answer takes its place; else the conversation is written once in order)."""
+    script = [calls(tool_call("publish", {"text": "x"}, id="p1")), "fine, not published"]
+    _, agent = agent_with(script, approve=["publish"])
+    agent.invoke({"messages": [("user", "publish x")]}, config("order"))
+    before = [m.id for m in agent.get_state(config("order")).values["messages"]]
+    handled = {"type": "tool", "tool_call_id": "p1", "content": "Successfully handled tool call."}
+    sent = [handled, ("user", "never mind")] if stand_in else [("user", "never mind")]
+    agent.invoke({"messages": sent}, config("order"))
+    stored = agent.get_state(config("order")).values["messages"]
+    assert [m.type for m in stored] == ["human", "ai", "tool", "human", "ai"]
+    assert "was not run" in stored[2].content and stored[2].tool_call_id == "p1"
+    assert [m.id for m in stored[:2]] == before
+    assert stored[3].content == "never mind"
+
+
 def test_resume_after_crash_targets_the_latest_checkpoint() -> None:
     _, agent = agent_with([calls(tool_call("publish", {"text": "x"})), "ok"], approve=["publish"])
     agent.invoke({"messages": [("user", "go")]}, config("r"))
