@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import io
 import re
 from collections.abc import Callable
@@ -694,15 +695,16 @@ def test_three_middlewares_hooks_run_in_the_same_order() -> None:
 # -- invoke(version="v2"), stream modes ------------------------------------------------------
 
 
+def invoke_v2(agent: Any, payload: Any, *, mode: str) -> Any:
+    """`invoke` / `ainvoke` with `version="v2"`, on the shared thread."""
+    if mode == "sync":
+        return agent.invoke(payload, config(), version="v2")
+    return asyncio.run(agent.ainvoke(payload, config(), version="v2"))
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_invoke_v2_gives_the_same_output_and_interrupts(mode: str) -> None:
-    async def ainvoke(agent: Any, payload: Any) -> Any:
-        return await agent.ainvoke(payload, config(), version="v2")
-
-    def invoke(agent: Any, payload: Any) -> Any:
-        if mode == "sync":
-            return agent.invoke(payload, config(), version="v2")
-        return asyncio.run(ainvoke(agent, payload))
+    invoke = functools.partial(invoke_v2, mode=mode)
 
     def read(_name: str, _model: Any, agent: Any) -> Any:
         paused = invoke(agent, QUESTION)
@@ -970,13 +972,7 @@ def _decide(value: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.mark.parametrize("mode", MODES)
 def test_hitl_per_call_several_interrupts_resumed_at_once(mode: str) -> None:
-    async def ainvoke(agent: Any, payload: Any) -> Any:
-        return await agent.ainvoke(payload, config(), version="v2")
-
-    def invoke(agent: Any, payload: Any) -> Any:
-        if mode == "sync":
-            return agent.invoke(payload, config(), version="v2")
-        return asyncio.run(ainvoke(agent, payload))
+    invoke = functools.partial(invoke_v2, mode=mode)
 
     def read(_name: str, _model: Any, agent: Any) -> Any:
         paused = invoke(agent, QUESTION)
@@ -1228,7 +1224,11 @@ def test_a_middlewares_system_prompt_is_sent_as_it_made_it() -> None:
     ).items():
         agent.invoke(QUESTION, config())
         got[name] = model.requests[0].messages[0].content
-    assert got["ours"] == got["create_agent"] == [
-        {"type": "text", "text": "base"},
-        {"type": "text", "text": "\n\nTODO"},
-    ]
+    assert (
+        got["ours"]
+        == got["create_agent"]
+        == [
+            {"type": "text", "text": "base"},
+            {"type": "text", "text": "\n\nTODO"},
+        ]
+    )
