@@ -1,12 +1,11 @@
 """The one `wrap_tool_call` layer that holds the approval invariant: a decision runs exactly one
 call, once.
 
-It is act's approval layer and runs LangChain's `HumanInTheLoopMiddleware` itself, checking
-what HITL hands on to run, so it sees the call as it will really run: after HITL applied a
-reviewer's edit (batched mode, from its `hitl_edited_tool_calls` state key) or took a person's
-decision (per_call mode, its interrupt in `wrap_tool_call`). HITL's edit key is never trusted
-on its own: whatever tool and arguments reach this layer are checked, not what the step or any
-state key says.
+It is act's innermost layer (a user's wrapper that changes a call, or runs it again, hands
+it here) and runs LangChain's `HumanInTheLoopMiddleware` itself, checking what HITL hands on:
+the call as it will really run, after HITL applied a reviewer's edit (batched mode, from its
+`hitl_edited_tool_calls` key) or took a person's decision (per_call mode, its interrupt in
+`wrap_tool_call`). No edit key is trusted on its own: what reaches this layer is checked.
 
 * A call whose tool needs approval runs only with a decision for exactly this call: in batched
   mode the review step's seal (`graph.middleware.approval_seal`) must verify for this call id,

@@ -151,23 +151,24 @@ def _node(
     payload: ActInput,
     tools: dict[str, BaseTool],
 ) -> Any:
-    """The ToolNode for this run's tools and layers: the run's approval middleware (it applies
-    a reviewer's edit and tells the model), then the user's tool wrappers, outermost first.
-    Right inside the approval middleware,
-    `ApprovalCheck` sees each call as it will run (after a reviewer's edit) and holds the
-    approval invariant and the crash marks (`graph.middleware.approval_check`)."""
+    """The ToolNode for this run's tools and layers: the user's tool wrappers, outermost
+    first, then innermost, right around the tool, `ApprovalCheck` with the run's approval
+    middleware (it asks per call, applies a reviewer's edit and tells the model). So the check
+    sees each call exactly as it will run, whatever a wrapper changed, and a wrapper that runs
+    the call again (a retry) reaches the check again: one decision runs one call, once
+    (`graph.middleware.approval_check`)."""
     policy = tuple(sorted({*ctx.approve, *(payload.get("approve") or [])}))
 
     def make() -> Any:  # once per key: not at every call
         approvals = approval_middleware(policy, list(tools.values()), ctx.approval_mode)
         gated = [name for name, tool in tools.items() if needs_approval(tool, policy)]
         check = ApprovalCheck(gated, approvals, ctx.approval_mode)
-        # the check runs the approval middleware itself; the user's wraps each in its span
+        # the user's wraps, each in its span, then the check (it runs the approval middleware)
         return tool_node(
             list(tools.values()),
             ctx.tool_timeout,
-            [check.wrap_tool_call, *b.tool_wraps],
-            [check.awrap_tool_call, *b.tool_awraps],
+            [*b.tool_wraps, check.wrap_tool_call],
+            [*b.tool_awraps, check.awrap_tool_call],
         )
 
     key = (

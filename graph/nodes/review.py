@@ -61,8 +61,10 @@ def make_review(b: Bindings) -> tuple[Any, Any]:
         answered = {x.tool_call_id for x in written if isinstance(x, ToolMessage)}
         final = next((x for x in written if isinstance(x, AIMessage)), step)
         thread = (get_config().get("configurable") or {}).get("thread_id")
+        info = get_runtime().execution_info
+        task = info.task_id if info is not None else None
         seals = {
-            c["id"]: seal(thread, c)
+            c["id"]: seal(thread, c, task)
             for c in final.tool_calls
             if c["id"] in waiting and c["id"] not in answered
         }

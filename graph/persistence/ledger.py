@@ -26,9 +26,10 @@ with no thread id (no checkpointer) keeps no ledger: it cannot be replayed or re
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import threading
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -65,10 +66,12 @@ class Ledger:
 
     def claim(self, decision: str, call_id: str) -> bool:
         """Spend `decision` on `call_id`; False when it was spent before (ask again)."""
-        return _run(self.store, self._claim(decision, call_id))
+        with CLAIMING.holding((self.namespace, decision)) as free:
+            return free and _run(self.store, self._claim(decision, call_id))
 
     async def aclaim(self, decision: str, call_id: str) -> bool:
-        return await _arun(self.store, self._claim(decision, call_id))
+        with CLAIMING.holding((self.namespace, decision)) as free:
+            return free and await _arun(self.store, self._claim(decision, call_id))
 
     def release(self, decision: str) -> None:
         """Give `decision` back: its call paused inside (an `interrupt()` of the tool's own),
@@ -126,6 +129,33 @@ def label(thread_id: str) -> str:
     return thread_id.replace("%", "%25").replace(".", "%2E").replace("\x00", "%00")
 
 
+class Claims:
+    """The claims this process is making right now. A claim reads the store, then writes it,
+    and `BaseStore` has no write-if-absent: two claims of one decision at once (two resumes of
+    one pause, on a store that awaits) would both find it unspent. So a claim holds its key
+    until its write is done, and a second claim of that key meanwhile is refused (the first
+    runs the call; the second asks the person again). Across processes one run per thread is
+    the engine's (the server's multitask strategy, the command line's thread lock)."""
+
+    def __init__(self) -> None:
+        self._held: set[Any] = set()
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def holding(self, key: Any) -> Iterator[bool]:
+        """True inside when no other claim of `key` is under way (it is held till the end)."""
+        with self._lock:
+            free = key not in self._held
+            self._held.add(key)
+        try:
+            yield free
+        finally:
+            if free:
+                with self._lock:
+                    self._held.discard(key)
+
+
+CLAIMING = Claims()
 _LOCK = threading.Lock()  # get-then-put of parallel calls in one process
 
 

@@ -161,15 +161,10 @@ class RacingSaver(InMemorySaver):
             return True
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Two resumes of one batched pause that both load the paused checkpoint each run the "
-    "review, and each review seals the call with a fresh random decision id "
-    "(graph/middleware/approval_seal.py:58, graph/nodes/review.py:65): two decisions, two "
-    "claims that both succeed, the payment runs twice from one pause (a double-click, a client "
-    "retry, two tabs). Nothing in code use serializes runs on a thread.",
-)
 def test_two_threads_resuming_one_batched_pause_run_the_call_once() -> None:
+    """Two resumes of one batched pause that both load the paused checkpoint (a double
+    click, a retry, two tabs): both reviews seal the same decision (the review task's), so the
+    call runs once and the other run asks again (`approval_seal.seal`)."""
     saver = RacingSaver({"approvals"})
     agent = agent_for([PAY_ALICE, "done"], saver=saver)
     assert paused(agent.invoke({"messages": [("user", "pay alice")]}, cfg()))
@@ -190,13 +185,8 @@ def test_two_threads_resuming_one_batched_pause_run_the_call_once() -> None:
     assert ran.count("transfer:alice") <= 1, (ran, errors)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="The async form of the same race: two ainvoke(Command(resume=approve)) on one "
-    "batched pause each seal a new decision in the review (approval_seal.py:58) and the "
-    "transfer runs twice.",
-)
 async def test_two_tasks_resuming_one_batched_pause_run_the_call_once() -> None:
+    """The async form of the same race."""
     saver = RacingSaver({"approvals"})
     agent = agent_for([PAY_ALICE, "done"], saver=saver)
     assert paused(await agent.ainvoke({"messages": [("user", "pay alice")]}, cfg()))
@@ -244,16 +234,10 @@ class AwaitingStore(InMemoryStore):
         return await super().abatch(ops)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="The ledger's claim is a read, then a write (graph/persistence/ledger.py:100-105, "
-    "`_claim`), with no lock on the async path (`_arun`, ledger.py:143) and no conditional "
-    "write: two act tasks claiming one decision on a store that awaits both read 'unspent' "
-    "and both run the call. batched: two continues of a thread sealed before act; per_call: "
-    "two resumes of one interrupt.",
-)
 @pytest.mark.parametrize("mode", ["batched", "per_call"])
 async def test_two_claims_of_one_decision_on_an_async_store_run_the_call_once(mode: str) -> None:
+    """Two claims of one decision at once, on a store that awaits (as PostgreSQL's does): the
+    second is refused while the first is under way (`ledger.Claims`)."""
     store = AwaitingStore()
     agent = agent_for([PAY_ALICE, "done"], mode=mode, store=store)
     out = await agent.ainvoke({"messages": [("user", "pay alice")]}, cfg())
@@ -647,28 +631,18 @@ class Swaps(AgentMiddleware):
         return handler(request)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ApprovalCheck is the outermost tool wrapper and the user's wrap_tool_call layers "
-    "run inside it (graph/nodes/act.py:169, `[check.wrap_tool_call, *b.tool_wraps]`): the "
-    "seal is verified on the call before the user's layer changes it, so alice's approval "
-    "runs mallory's transfer (docs/middleware.md says a wrap_tool_call may change the call; "
-    "docs/security.md says the check sees the call as it will really run).",
-)
 def test_a_user_wrap_tool_call_cannot_change_an_approved_call_after_the_check() -> None:
+    """An operator's wrap_tool_call that rewrites the approved call's arguments: the check is
+    the innermost layer, so it sees mallory, which nobody approved."""
     agent = agent_for([PAY_ALICE, "done"], middleware=[Redirects()])
     agent.invoke({"messages": [("user", "pay alice")]}, cfg())
     agent.invoke(Command(resume=APPROVE), cfg())
     assert "transfer:mallory" not in ran
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Same cause (graph/nodes/act.py:169): the check decides 'ungated' on the clock "
-    "call's name, then the user's layer inside it points the request at the gated transfer, "
-    "which runs with no pause and no decision.",
-)
 def test_a_user_wrap_tool_call_cannot_run_a_gated_tool_for_an_ungated_call() -> None:
+    """A wrap_tool_call that turns an ungated call into a gated tool: the check, innermost,
+    sees the gated tool and asks (rejected here), so it never runs."""
     agent = agent_for(
         [calls(tool_call("clock", {"zone": "UTC"}, id="c")), "done"], middleware=[Swaps()]
     )
@@ -688,14 +662,9 @@ def wire(to: str) -> str:
     raise TimeoutError("the bank timed out")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="LangChain's ToolRetryMiddleware (listed as supported in docs/middleware.md) runs "
-    "inside the check, which claims the decision once (approval_check.py:91, `_spend`) and "
-    "then hands the whole retry loop on: one approval of one wire transfer executes it three "
-    "times when the tool fails after its side effect.",
-)
 def test_a_retrying_middleware_runs_one_decision_once() -> None:
+    """ToolRetryMiddleware around a gated tool that fails after its side effect: each retry
+    reaches the check again, and the spent decision does not run the call a second time."""
     wired.clear()
     agent = agent_for(
         [calls(tool_call("wire", {"to": "alice"}, id="w")), "done"],
@@ -732,17 +701,11 @@ def test_a_parent_graph_re_running_its_paused_checkpoint_asks_again() -> None:
 # -- the seal key --------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="The key file is created empty (O_EXCL) and filled afterwards "
-    "(graph/middleware/approval_seal.py:36-38): a concurrent first use (two review or act "
-    "tasks of a fresh state folder, `asyncio.to_thread(approval_key)` in areview) reads the "
-    "empty file and gets the key b'', and `_key`'s cache may keep it: seals made under one "
-    "key fail under the other (refused calls), and an empty HMAC key is no secret at all.",
-)
 def test_concurrent_first_uses_of_the_seal_key_agree_on_one_secret_key(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Any
 ) -> None:
+    """Four first uses of a fresh state folder's key at once get one key, never an empty one
+    (the key is written to a file of its own and linked into place)."""
     from graph.middleware import approval_seal
 
     for trial in range(20):
