@@ -121,13 +121,10 @@ class Bindings:
             ),
         )
 
-    def model_chain(self, ctx: AgentContext) -> list[AgentMiddleware]:
-        """The layers of this run's model call, outermost first: the loop policies its
-        settings switch on (`LoopPolicy.needs`), then the user's `wrap_model_call` middleware."""
-        return [*self._policies_on(ctx), *self.user_model_layers]
-
     def model_wraps(self, ctx: AgentContext) -> list[Wrap]:
-        """The same layers' `wrap_model_call`s, as the chain calls them."""
+        """The layers of this run's model call, outermost first, as the chain calls them: the
+        loop policies its settings switch on (`LoopPolicy.needs`), then the user's
+        `wrap_model_call` middleware."""
         return [*(p.wrap_model_call for p in self._policies_on(ctx)), *self.user_model_wraps]
 
     def model_awraps(self, ctx: AgentContext) -> list[AsyncWrap]:

@@ -72,7 +72,7 @@ class LoopPolicy(AgentMiddleware):
 
     needs: ClassVar[str | None] = None
     """The setting the policy acts on. Where a run's value is empty (unset, 0, nothing
-    listed) the policy is left out of that run's chain (`Bindings.model_chain`), as
+    listed) the policy is left out of that run's chain (`Bindings.model_wraps`), as
     `create_agent` runs only the middleware it was given: it would only pass the call on."""
 
     def __init__(self, bindings: AgentHost) -> None:

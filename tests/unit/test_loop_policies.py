@@ -5,6 +5,7 @@ run they end makes no model call a user's middleware would see."""
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import pytest
@@ -148,7 +149,10 @@ def test_a_policy_whose_setting_is_off_is_not_in_the_runs_chain() -> None:
 
     def chain(operator: dict[str, Any]) -> list[type]:
         b = Bindings(ScriptedChatModel([]), TOOLS, operator, lambda *_: [], [Seen()])
-        return [type(layer) for layer in b.model_chain(b.context(None))]
+        wraps = b.model_wraps(b.context(None))
+        assert len(wraps) == len(b.model_awraps(b.context(None)))
+        # each layer's bound `wrap_model_call` (a user's inside its span)
+        return [type(inspect.unwrap(wrap).__self__) for wrap in wraps]
 
     default = chain({})
     assert RunDeadline not in default and EndpointFallback not in default
