@@ -36,6 +36,7 @@ from graph.settings import (
 )
 from graph.state import LOOP_KEYS
 from graph.steps import latest_observations, run_messages
+from graph.tooling.registry import one_per_name
 
 # The embedded model is small and slow: it gets bounds of its own unless the operator set them.
 LOCAL_DEFAULTS = dict(EMBEDDED_DEFAULTS)  # declared once, with the settings
@@ -77,8 +78,9 @@ class Bindings:
         # provider tools (dicts the provider runs itself): offered to native requests, never run
         self.provider_tools = [t for t in tools or () if isinstance(t, dict)]
         runnable = [as_tool(t) for t in tools or () if not isinstance(t, dict)]
-        # the middleware's tools first, as `create_agent` offers them
-        self.fixed_tools = [*self.middleware_tools, *runnable] if tools is not None else None
+        # the middleware's tools first, as `create_agent` offers them; one per name
+        given = [*self.middleware_tools, *runnable]
+        self.fixed_tools = one_per_name(given) if tools is not None else None
         self.overrides = dict(overrides)
         self.load_tools = load_tools
         self.caller_fields: frozenset[str] = frozenset()  # build_graph(context_schema=...)
@@ -144,9 +146,8 @@ class Bindings:
         if self.fixed_tools is not None:
             return self.fixed_tools
         key = (tuple(ctx.tools or ()), ctx.mcp_config)
-        return self._tools.get(
-            key, lambda: [*self.middleware_tools, *self.load_tools(ctx.tools, ctx.mcp_config)]
-        )
+        mine = self.middleware_tools
+        return self._tools.get(key, lambda: one_per_name([*mine, *self.load_tools(*key)]))
 
     def approvable(self, ctx: AgentContext) -> list[BaseTool]:
         """Every tool an approval entry may name: the run's, and the whole registry (an entry

@@ -4,6 +4,7 @@ name your own tool or list of tools (so the command line and the server can load
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 
 from langchain_core.tools import BaseTool
 
@@ -15,7 +16,7 @@ def registry_tools(names: list[str] | None, mcp_config: str | None = None) -> li
     name once. MCP servers start on first use, once per process (`tools.mcp`)."""
     served = mcp_tools(mcp_config) if mcp_config else []
     if not names:
-        return list({tool.name: tool for tool in [*default_tools(), *served]}.values())
+        return one_per_name([*default_tools(), *served])
     by_name = {tool.name: tool for tool in served}
     loaded: list[BaseTool] = []
     for name in names:
@@ -25,7 +26,13 @@ def registry_tools(names: list[str] | None, mcp_config: str | None = None) -> li
             loaded.append(by_name[name])
         else:
             loaded += load_tools([name])
-    return list({tool.name: tool for tool in loaded}.values())
+    return one_per_name(loaded)
+
+
+def one_per_name(tools: Sequence[BaseTool]) -> list[BaseTool]:
+    """One tool per name, the last given, in the order names first came: what `create_agent`
+    offers and runs (its `ToolNode` keeps one tool per name); a provider refuses two."""
+    return list({tool.name: tool for tool in tools}.values())
 
 
 def import_tools(spec: str) -> list[BaseTool]:
