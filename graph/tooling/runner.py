@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from langchain_core.tools import BaseTool, ToolException
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import ValidationError
 
 from graph.lru import LRU
@@ -36,9 +36,18 @@ def tool_parameters(tool: BaseTool) -> tuple[dict[str, Any], list[str]]:
     return properties, required
 
 
+def declares_no_schema(tool: Any) -> bool:
+    """A function tool made with `infer_schema=False`: it takes whatever arguments it is given
+    (LangChain's schema for it, `args`, `kwargs` and a required `config`, is a catch-all, and
+    `create_agent` passes the model's arguments on as they are)."""
+    return isinstance(tool, StructuredTool) and tool.args_schema is None
+
+
 def coerce_arguments(tool: BaseTool, raw: dict[str, Any] | str | None) -> dict[str, Any]:
     """Fit what the model sent to the tool: a plain string fills a one-argument tool, a lone
     misnamed key is renamed, JSON text is decoded. Anything else is left to validation."""
+    if isinstance(raw, dict) and declares_no_schema(tool):
+        return raw
     properties, required = tool_parameters(tool)
     if raw is None:
         return {}

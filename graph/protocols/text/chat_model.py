@@ -39,14 +39,18 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import BaseTool
-from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.constants import TAG_NOSTREAM
 from pydantic import Field
 
 from graph.messages import NOTE, RAW, THOUGHT, new_call_id, refused
 from graph.protocols.text.decoding import request_options
 from graph.protocols.text.grammar import grammar_for
-from graph.protocols.text.prompts import OBSERVATION, text_system_prompt, text_transcript
+from graph.protocols.text.prompts import (
+    OBSERVATION,
+    text_system_prompt,
+    text_transcript,
+    tool_spec,
+)
 from graph.protocols.text.reader import parse_react
 
 # The inner reply's `model_name`, kept under this key: LangChain's usage counter
@@ -92,7 +96,7 @@ class TextReAct(BaseChatModel):
     ) -> Runnable[LanguageModelInput, AIMessage]:
         """A copy that offers these tools in its prompt. `tool_choice` cannot be enforced in
         text, so it is accepted and not sent (the reader still only runs the listed tools)."""
-        specs = [convert_to_openai_tool(tool)["function"] for tool in tools]
+        specs = [tool_spec(tool) for tool in tools]
         bound = self.model_copy(update={"tools": specs})
         return bound.bind(**kwargs) if kwargs else bound
 

@@ -12,6 +12,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from graph.messages import RAW, is_agent_note, kind_of
 from graph.protocols.native import DEFAULT_INSTRUCTIONS
+from graph.tooling.runner import declares_no_schema
 
 OBSERVATION = "Observation:"
 
@@ -39,8 +40,12 @@ read it and correct your next step."""
 
 
 def tool_spec(tool: Any) -> dict[str, Any]:
-    """The tool as name, description and JSON-schema parameters (the function-calling shape)."""
-    return convert_to_openai_tool(tool)["function"]
+    """The tool as name, description and JSON-schema parameters (the function-calling shape).
+    A function tool that declares no schema takes any JSON object (`declares_no_schema`)."""
+    spec = convert_to_openai_tool(tool)["function"]
+    if declares_no_schema(tool):
+        spec["parameters"] = {"type": "object", "properties": {}, "additionalProperties": True}
+    return spec
 
 
 def text_system_prompt(tools: Sequence[Any], instructions: str | None = None) -> str:
@@ -95,8 +100,25 @@ def _as_read(message: BaseMessage) -> BaseMessage:
     if isinstance(message, AIMessage):
         return AIMessage(content=step_as_text(message))
     if isinstance(message, ToolMessage) or kind_of(message) != "wrap_up":
-        return HumanMessage(content=f"{OBSERVATION} {message.text}")
+        return HumanMessage(content=f"{OBSERVATION} {_observed(message)}")
     return message  # the wrap-up request is the user's turn, as it is
+
+
+def _observed(message: BaseMessage) -> str:
+    """A result's text, and a note for each block that is not text (an image, a file): a
+    model that reads text is told the block was there, not sent nothing."""
+    content = message.content
+    if isinstance(content, str):
+        return content
+    notes = [_not_shown(b) for b in content if isinstance(b, dict) and b.get("type") != "text"]
+    return "\n".join(part for part in (message.text, *notes) if part)
+
+
+def _not_shown(block: dict[str, Any]) -> str:
+    """`[image/png, 12,345 bytes, not shown]`: what the block was, without its bytes."""
+    data = block.get("base64") or block.get("data")
+    size = f", {len(data) * 3 // 4:,} bytes" if isinstance(data, str) and data else ""
+    return f"[{block.get('mime_type') or block.get('type') or 'content'}{size}, not shown]"
 
 
 def step_as_text(message: AIMessage) -> str:
