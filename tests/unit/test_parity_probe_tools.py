@@ -11,7 +11,7 @@ observation the model is sent next. An error's wording is each agent's own and i
 whether a call failed, and what the tool received, are not.
 
 Each test passes where the two agree; a real defect is a strict xfail; a difference by design
-is pinned as `test_by_design_*` with why. Found when it was written (strict xfails): tools of
+is pinned as `test_by_design_*` with why. Found when it was written, and fixed: tools of
 one name (a caller's named like a middleware's, or two of the caller's) offered twice where
 create_agent offers the one that runs; an `infer_schema=False` tool's lone argument renamed to
 `config` natively, and its call refused under the text protocol; an image-only result sent to
@@ -719,16 +719,11 @@ def test_a_tool_named_like_a_middleware_tool_runs_the_callers_tool_the_same() ->
     assert found["ours"][1] == [("write_todos", {"note": "'n'"})]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ours offers both tools of one name (graph/loop/bindings.py fixed_tools keeps "
-    "every tool); create_agent offers one, the one its ToolNode runs",
-)
 @pytest.mark.parametrize("collision", ["middleware", "callers_own"])
 def test_tools_of_one_name_are_offered_once_as_create_agent_offers_them(collision: str) -> None:
     """create_agent offers `ToolNode.tools_by_name.values()`: one tool per name, the last
-    given (the caller's over a middleware's). Ours offers every one, so the model is sent two
-    functions of one name (which providers refuse) while only the last can run."""
+    given (the caller's over a middleware's); so does ours (`registry.one_per_name`), where it
+    used to send two functions of one name (which providers refuse)."""
     if collision == "middleware":
         tools, middleware = [my_todos], [TodoListMiddleware()]
     else:
@@ -766,17 +761,11 @@ def test_a_tool_named_like_the_structured_answer_reads_the_same(mode: str) -> No
 # -- infer_schema=False: LangChain's schema for it asks for `config` -----------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ours renames a lone argument of an infer_schema=False tool to `config` "
-    "(graph/tooling/runner.py coerce_arguments via graph/tooling/execution.py _fitted)",
-)
 @pytest.mark.parametrize("mode", MODES)
 def test_native_a_lone_argument_of_an_unschemed_tool_reaches_it(mode: str) -> None:
     """`StructuredTool.from_function(f, infer_schema=False)` gets LangChain's catch-all schema
-    (`args`, `kwargs`, a required `config`); create_agent passes the model's arguments through.
-    Ours takes `{"a": 1}` for a misnamed lone key, renames it to the one required property,
-    `config`, and the tool silently gets nothing."""
+    (`args`, `kwargs`, a required `config`); both pass the model's arguments through (ours
+    used to take `{"a": 1}` for a misnamed lone key and rename it to `config`)."""
     _, received, _ = agree(one_call("sf_no_schema", {"a": 1}), [SF_NO_SCHEMA], mode)
     assert received == [("loose", {"a": "1", "b": "None"})]
 
@@ -787,14 +776,9 @@ def test_native_several_arguments_of_an_unschemed_tool_reach_it(mode: str) -> No
     assert received == [("loose", {"a": "1", "b": "2"})]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the text reader refuses the call for lacking `config` "
-    "(graph/protocols/text/toolset.py ToolSet.shape, required from the tool_call_schema)",
-)
 def test_text_arguments_of_an_unschemed_tool_reach_it() -> None:
-    """Natively the tool runs with a=1, b=2; under the text protocol the reply is refused
-    ("the Action Input lacks 'config'") and the tool never runs."""
+    """Natively the tool runs with a=1, b=2, and under the text protocol too: its prompt
+    offers any JSON object (the reader used to refuse the call for lacking `config`)."""
     found = observed("sf_no_schema", {"a": 1, "b": 2}, [SF_NO_SCHEMA])
     assert found["ours"] == found["create_agent"]
 
@@ -814,16 +798,10 @@ def test_native_an_image_alone_reaches_the_model_the_same() -> None:
     assert found["ours"] == found["create_agent"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the text transcript writes a tool result as `message.text`, which drops every "
-    "non-text block (graph/protocols/text/prompts.py _as_read)",
-)
 def test_text_an_image_alone_is_not_an_empty_observation() -> None:
-    """Natively the model is sent the image block; under the text protocol it is sent
-    "Observation: " and nothing else, the same as an empty result: it is not told that there
-    was an image (the MCP client of tools/mcp writes "[image/png, 12 kB, not shown]" for the
-    same case; a tool of the caller's or from langchain-mcp-adapters gets nothing)."""
+    """Natively the model is sent the image block; under the text protocol it is told the
+    image was there (`[image/png, N bytes, not shown]`, as the MCP client of tools/mcp writes
+    it), not sent an empty observation."""
     model = ScriptedChatModel([action("text", "photo", {"x": 1}), answer("text", "ok")])
     build_graph(model=model, tools=[photo], protocol="text").invoke(QUESTION)
     assert model.requests[1].messages[-1].text.removeprefix("Observation:").strip()
