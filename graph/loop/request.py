@@ -24,8 +24,9 @@ from graph import protocols
 from graph.loop.bindings import Bindings
 from graph.loop.plan import Plan, bounds
 from graph.models.call import acall_model, call_model
-from graph.protocols.text.chat_model import TextReAct, read_text_reply
+from graph.protocols.text.chat_model import TextReAct
 from graph.protocols.text.prompts import step_as_text
+from graph.protocols.text.replies import read_text_reply
 from graph.tooling.runner import ArgumentsError, coerce_arguments
 
 

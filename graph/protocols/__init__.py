@@ -75,7 +75,10 @@ def bind(
             options.update(request_options(grammar_for(tools, quotes=quotes)))
         bound = model.bind_tools(list(tools)).bind(stop=STOP, **options)
     else:
-        text = TextReAct(model, grammar=grammar, quotes=list(quotes)).bind_tools(list(tools))
+        # never `_stream`: LangChain hands it no run manager, and the inner call's trace
+        # should nest under the step's; the parsed step reaches a client whole either way
+        text = TextReAct(model, grammar=grammar, quotes=list(quotes), disable_streaming=True)
+        text = text.bind_tools(list(tools))
         bound = text.bind(**options) if options else text
     return bound.with_config(tags=[TAG_NOSTREAM])
 

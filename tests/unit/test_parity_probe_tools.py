@@ -846,19 +846,20 @@ def test_by_design_a_lone_misnamed_argument_is_renamed_where_create_agent_refuse
 
 
 @pytest.mark.parametrize("args", [{}, {"label": "x"}], ids=["no_args", "missing_required"])
-def test_by_design_text_refuses_a_call_missing_a_required_argument_before_it_runs(
+def test_text_answers_a_call_missing_a_required_argument_as_native_does(
     args: dict[str, Any],
 ) -> None:
-    """Natively both agents answer the call with an error ToolMessage. Under the text protocol
-    the reader refuses the reply itself (graph/protocols/text/toolset.py: "the Action Input
-    lacks ..."): no call is stored, no ToolMessage is written, and the model is told to write
-    the reply again. The tool runs in neither; the model is told the call failed in both."""
+    """Natively both agents answer the call with an error ToolMessage; under the text protocol
+    the call is stored as written and answered the same way (it was once refused by the
+    reader before it was stored, which `create_agent(TextReAct(...))` never answers). The tool
+    runs in none of them."""
     found = observed("strict", args, [strict])
     assert found["ours"] == found["create_agent"] == ([], ("error", ERROR))
     model = ScriptedChatModel([action("text", "strict", args), answer("text", "ok")])
     out = build_graph(model=model, tools=[strict], protocol="text").invoke(QUESTION)
-    assert not [m for m in out["messages"] if isinstance(m, ToolMessage)]
-    assert out["messages"][1].response_metadata["react_agent"] == "invalid"
+    [result] = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert result.status == "error" and "number" in result.text
+    assert out["messages"][1].tool_calls[0]["args"] == args
 
 
 # -- MCP tools through langchain-mcp-adapters ----------------------------------------------------

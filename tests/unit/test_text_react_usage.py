@@ -10,7 +10,8 @@ from langchain_core.tools import tool
 
 from graph import build_graph
 from graph.messages import NOTE, THOUGHT
-from graph.protocols.text.chat_model import INNER_MODEL, TextReAct
+from graph.protocols.text.chat_model import TextReAct
+from graph.protocols.text.replies import INNER_MODEL
 from tests.support.scripted_model import ScriptedChatModel
 
 USAGE = {"input_tokens": 12, "output_tokens": 5, "total_tokens": 17}

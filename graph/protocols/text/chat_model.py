@@ -12,12 +12,13 @@ with the pure reader (`reader.parse_react`) into a standard `AIMessage`:
 * a reply that cannot be used: `invalid_tool_calls` with the reason, as a provider reports a
   call whose arguments were broken JSON (an agent tells the model, as it does for those).
 
-The step as the reader read it is kept in `response_metadata["react_text"]`, so the next
-request sends it back as written (never text the reader did not read). Token usage and the
-provider's metadata are the inner reply's (its `model_name` as `react_inner_model`, so a usage
-counter counts the call once). With
-`grammar=True` each request carries a GBNF grammar built from the tool schemas (llama.cpp's
-`grammar` field), so every reply is a step the reader accepts.
+`replies.read_text_reply` has the whole rule (a call to an unknown tool, a forced tool choice,
+no tools bound). The step as the reader read it is kept in `response_metadata["react_text"]`,
+so the next request sends it back as written (never text the reader did not read). Token usage
+and the provider's metadata are the inner reply's (its `model_name` as `react_inner_model`, so
+a usage counter counts the call once). With `grammar=True` each request carries a GBNF grammar
+built from the tool schemas (llama.cpp's `grammar` field), so every reply is a step the reader
+accepts. A caller that streams gets the step as one chunk: the raw text is not for a client.
 
 Because the protocol lives in a model, an agent calls it exactly as it calls a model with
 function calling: `create_agent(TextReAct(model), tools=[...])` works, and so does this
@@ -26,8 +27,8 @@ project's graph (the native-to-text fallback is a swap of the model).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from typing import Any, cast
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForLLMRun,
@@ -35,14 +36,13 @@ from langchain_core.callbacks import (
     CallbackManagerForLLMRun,
 )
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, SystemMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.constants import TAG_NOSTREAM
 from pydantic import Field
 
-from graph.messages import NOTE, RAW, THOUGHT, new_call_id, refused
 from graph.protocols.text.decoding import request_options
 from graph.protocols.text.grammar import grammar_for
 from graph.protocols.text.prompts import (
@@ -51,12 +51,12 @@ from graph.protocols.text.prompts import (
     text_transcript,
     tool_spec,
 )
-from graph.protocols.text.reader import parse_react
+from graph.protocols.text.replies import forced_tool, read_text_reply
 
-# The inner reply's `model_name`, kept under this key: LangChain's usage counter
-# (`get_usage_metadata_callback`) counts each reply that names its model, and the inner call
-# was counted already; the parsed message carries the same usage, so it names no model.
-INNER_MODEL = "react_inner_model"
+# function-calling options of `bind_tools` that mean nothing to a model sent no tools (and that
+# a provider refuses in a request without them)
+FUNCTION_CALLING_ONLY = ("strict", "parallel_tool_calls")
+FORCED = "You must use one of the tools in this reply: write an Action, not a Final Answer."
 
 ToolLike = dict[str, Any] | type | Callable[..., Any] | BaseTool
 
@@ -65,16 +65,21 @@ class TextReAct(BaseChatModel):
     """A chat model that speaks the text ReAct protocol to `inner` and answers like a model
     with function calling (see the module docstring)."""
 
-    inner: BaseChatModel
-    """The model that writes the text: any LangChain chat model."""
+    inner: Runnable[LanguageModelInput, BaseMessage]
+    """The model that writes the text: any LangChain chat model (`.bind(...)` or
+    `.with_retry()` around one too)."""
     tools: list[dict[str, Any]] = Field(default_factory=list)
     """The bound tools, as function specs (name, description, JSON-schema parameters)."""
     grammar: bool = False
     """Send a GBNF grammar of the bound tools with each request (llama.cpp servers take it)."""
     quotes: list[str] = Field(default_factory=list)
     """With the grammar: the lines a Final Answer may be (quoted answers); none, it is free."""
+    forced: str | None = None
+    """The tool a forced `tool_choice` names ("any": any tool), or None."""
 
-    def __init__(self, inner: BaseChatModel | None = None, /, **kwargs: Any) -> None:
+    def __init__(
+        self, inner: Runnable[LanguageModelInput, BaseMessage] | None = None, /, **kwargs: Any
+    ) -> None:
         if inner is not None:
             kwargs["inner"] = inner
         super().__init__(**kwargs)
@@ -85,19 +90,23 @@ class TextReAct(BaseChatModel):
 
     @property
     def _identifying_params(self) -> dict[str, Any]:
-        return {"inner": self.inner._llm_type, "tools": [t["name"] for t in self.tools]}
+        inner = getattr(self.inner, "_llm_type", type(self.inner).__name__)
+        return {"inner": inner, "tools": [t["name"] for t in self.tools]}
 
     def bind_tools(
         self,
         tools: Sequence[ToolLike],
         *,
-        tool_choice: str | None = None,
+        tool_choice: Any = None,
         **kwargs: Any,
     ) -> Runnable[LanguageModelInput, AIMessage]:
-        """A copy that offers these tools in its prompt. `tool_choice` cannot be enforced in
-        text, so it is accepted and not sent (the reader still only runs the listed tools)."""
+        """A copy that offers these tools in its prompt. A forced `tool_choice` cannot be
+        enforced in text: the prompt asks for a call, and an answer that is a JSON object is
+        read as the forced tool's call (`with_structured_output`); it is not sent, nor are
+        the other function-calling options (`FUNCTION_CALLING_ONLY`)."""
         specs = [tool_spec(tool) for tool in tools]
-        bound = self.model_copy(update={"tools": specs})
+        bound = self.model_copy(update={"tools": specs, "forced": forced_tool(tool_choice)})
+        kwargs = {k: v for k, v in kwargs.items() if k not in FUNCTION_CALLING_ONLY}
         return bound.bind(**kwargs) if kwargs else bound
 
     def request(self, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
@@ -105,13 +114,15 @@ class TextReAct(BaseChatModel):
         the tools and the reply format), then the conversation in the text protocol."""
         system = [m for m in messages if isinstance(m, SystemMessage)]
         instructions = "\n\n".join(m.text for m in system) or None
+        if self.forced and self.tools:
+            instructions = f"{instructions}\n\n{FORCED}" if instructions else FORCED
         rest = [m for m in messages if not isinstance(m, SystemMessage)]
         prompt = text_system_prompt(self.tools, instructions)
         return [SystemMessage(content=prompt), *text_transcript(rest)]
 
     def read(self, reply: BaseMessage) -> AIMessage:
         """The inner model's reply as a standard message (see the module docstring)."""
-        return read_text_reply(reply, self.tools or None)
+        return read_text_reply(reply, self.tools or None, forced=self.forced)
 
     def _options(self, stop: list[str] | None, kwargs: dict[str, Any]) -> dict[str, Any]:
         options = {**kwargs, "stop": [OBSERVATION, *(stop or [])]}
@@ -158,38 +169,40 @@ class TextReAct(BaseChatModel):
         )
         return ChatResult(generations=[ChatGeneration(message=self.read(reply))])
 
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        """The step as one chunk: the inner model's text is read whole (its tokens are the
+        raw protocol, not for a client), and the inner call is an `invoke`, so provider
+        fields a stream drops (a refusal) survive."""
+        result = self._generate(messages, stop, run_manager, **kwargs)
+        yield _as_chunk(cast(AIMessage, result.generations[0].message))
 
-def read_text_reply(reply: BaseMessage, tools: Sequence[Any] | None) -> AIMessage:
-    """A text-protocol reply read into a standard message: `tool_calls` for an action, the
-    answer as content, `invalid_tool_calls` with the reason. What the reader reports rides in
-    `response_metadata`: the step as read (`react_text`: what later requests send back, never
-    text the reader did not read), the thought before a final answer, and its note (e.g. "2
-    more actions were ignored"). `tools`: LangChain tools or function specs, or None."""
-    if isinstance(reply, AIMessage) and refused(reply):  # for a refusal middleware to see
-        return reply
-    raw = reply.text
-    step = parse_react(raw, tools)
-    meta = {**getattr(reply, "response_metadata", {}), RAW: step.read or raw.strip()}
-    if "model_name" in meta:  # counted once: see `INNER_MODEL`
-        meta[INNER_MODEL] = meta.pop("model_name")
-    if step.note:
-        meta[NOTE] = step.note
-    fields: dict[str, Any] = {
-        "id": reply.id,
-        "response_metadata": meta,
-        "usage_metadata": getattr(reply, "usage_metadata", None),
-    }
-    if step.kind == "action":
-        args = step.tool_input
-        if not isinstance(args, dict):  # LangChain's name for one positional input
-            args = {} if args in (None, "") else {"__arg1": args}
-        call = {"name": step.tool or "", "args": args, "id": new_call_id(), "type": "tool_call"}
-        return AIMessage(content=step.thought, tool_calls=[call], **fields)
-    if step.kind == "final":
-        if step.thought:
-            meta[THOUGHT] = step.thought
-        return AIMessage(content=step.answer or "", **fields)
-    error = step.error or "the reply could not be parsed"
-    invalid = {"name": None, "args": raw, "id": new_call_id(), "error": error}
-    invalid["type"] = "invalid_tool_call"
-    return AIMessage(content=step.thought, invalid_tool_calls=[invalid], **fields)
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        result = await self._agenerate(messages, stop, run_manager, **kwargs)
+        yield _as_chunk(cast(AIMessage, result.generations[0].message))
+
+
+def _as_chunk(message: AIMessage) -> ChatGenerationChunk:
+    """A whole message as the one chunk of a stream: the calls as `tool_call_chunks` (their
+    arguments as JSON), so adding the chunks up gives the message back."""
+    chunk = AIMessageChunk(
+        content=message.content,
+        id=message.id,
+        tool_calls=message.tool_calls,
+        invalid_tool_calls=message.invalid_tool_calls,
+        response_metadata=message.response_metadata,
+        usage_metadata=message.usage_metadata,
+        chunk_position="last",
+    )
+    return ChatGenerationChunk(message=chunk)

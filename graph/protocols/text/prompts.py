@@ -3,6 +3,7 @@ model gets when its reply could not be parsed, and the text-protocol view of a c
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -15,6 +16,7 @@ from graph.protocols.native import DEFAULT_INSTRUCTIONS
 from graph.tooling.runner import declares_no_schema
 
 OBSERVATION = "Observation:"
+READ_CALLS = "react_calls"  # response_metadata key: a digest of the calls read from the text
 
 _TEXT_FORMAT = """\
 You can use these tools:
@@ -93,7 +95,21 @@ def text_transcript(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
             sent.append(_as_read(message))
         elif not isinstance(message, SystemMessage):  # the prompt is the system's
             sent.append(message)  # the user's own words, as they are
+    if messages and _is_prefill(messages[-1]):  # the reply continues it: sent as written
+        sent[-1] = AIMessage(content=messages[-1].text)
     return sent
+
+
+def _is_prefill(message: BaseMessage) -> bool:
+    """A conversation that ends with a model's message the agent did not read (no step, no
+    mark) asks the model to continue it, as a prefill does with a chat API."""
+    return (
+        isinstance(message, AIMessage)
+        and not message.tool_calls
+        and not message.invalid_tool_calls
+        and RAW not in message.response_metadata
+        and kind_of(message) is None
+    )
 
 
 def _as_read(message: BaseMessage) -> BaseMessage:
@@ -123,17 +139,45 @@ def _not_shown(block: dict[str, Any]) -> str:
 
 def step_as_text(message: AIMessage) -> str:
     """An earlier step as the text protocol sends it back: the model's own text as read where it
-    is kept, else rendered from the stored step."""
+    is kept and still says what is stored (a middleware or a person may have edited the calls
+    since: then the calls as they ran), else rendered from the stored step."""
     raw = message.response_metadata.get(RAW)
-    if isinstance(raw, str) and raw.strip():
+    if isinstance(raw, str) and raw.strip() and _reads_as_stored(message):
         return raw
+    thought = message.text.strip()
     if message.tool_calls:
-        thought = message.text.strip()
-        lines = [f"Thought: {thought}"] if thought else []
-        for call in message.tool_calls:
-            shown = json.dumps(call["args"], ensure_ascii=False)
-            lines += [f"Action: {call['name']}", f"Action Input: {shown}"]
-        return "\n".join(lines)
+        return "\n".join(
+            written_call(thought if i == 0 else "", call["name"], call["args"])
+            for i, call in enumerate(message.tool_calls)
+        )
+    if message.invalid_tool_calls and kind_of(message) != "invalid":  # a native model's
+        return "\n".join(
+            written_call(thought if i == 0 else "", call.get("name") or "", call.get("args"))
+            for i, call in enumerate(message.invalid_tool_calls)
+        )
     if kind_of(message) == "invalid":
         return message.text
     return f"Final Answer: {message.text}"
+
+
+def written_call(thought: str, name: str, args: Any) -> str:
+    """One call in the protocol's own form: Thought (when there is one), Action, Action Input
+    (arguments as JSON; a broken call's argument text as it was written)."""
+    shown = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+    lines = [f"Thought: {thought}"] if thought else []
+    return "\n".join([*lines, f"Action: {name}", f"Action Input: {shown}"])
+
+
+def calls_digest(calls: Sequence[dict[str, Any]]) -> str:
+    """A short digest of calls' names and arguments: whether a step's calls are still those
+    read from its text."""
+    named = [[call.get("name"), call.get("args")] for call in calls]
+    text = json.dumps(named, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
+
+
+def _reads_as_stored(message: AIMessage) -> bool:
+    """Whether the kept text still says what the step stores: no calls, or the calls read from
+    it (a step stored before the digest was kept is taken as read)."""
+    read = message.response_metadata.get(READ_CALLS)
+    return not message.tool_calls or read is None or read == calls_digest(message.tool_calls)
