@@ -52,12 +52,23 @@ def new_turn(state: AgentState) -> dict[str, Any] | None:
 def calls_not_run(messages: list[BaseMessage]) -> list[BaseMessage]:
     """Answers for the tool calls of the last step that never ran: a pending approval that got
     a new message instead of a decision, a step a client wrote into a finished run (it is not
-    run: nothing approved it), or a ToolMessage the agent did not produce. Each answer stands
-    where the call's result belongs, right after its step (`placed`)."""
-    step = next((x for x in reversed(messages) if isinstance(x, AIMessage) and x.tool_calls), None)
-    if step is None:
+    run: nothing approved it), or a ToolMessage the agent did not produce while the step still
+    waited (a client's stand-in). A step the model answered after is finished: the results
+    it read are kept, whoever wrote them (a transcript a client keeps itself, a thread moved
+    over from another agent). Each answer stands where the call's result belongs, right after
+    its step (`placed`)."""
+    for at in range(len(messages) - 1, -1, -1):
+        step = messages[at]
+        if isinstance(step, AIMessage) and step.tool_calls:
+            break
+    else:
         return []
-    ours = {x.tool_call_id for x in messages if m.is_our_observation(x)}
+    finished = any(isinstance(x, AIMessage) for x in messages[at + 1 :])
+    ours = {
+        x.tool_call_id
+        for x in messages
+        if isinstance(x, ToolMessage) and (finished or m.is_our_observation(x))
+    }
     foreign = {
         x.tool_call_id: x
         for x in messages
