@@ -22,7 +22,8 @@ then answers. At each size (10, 200, 500 turns by default) the script reports:
 
 `--history stream` (the default) reads rows with
 `graph.persistence.timeline.aiter_history`; `legacy` rebuilds every full state with
-`aget_state_history` and `history_rows`, as `react-agent history` did before issue 27.
+`aget_state_history` and `tests.support.history_oracle.history_rows`, as `react-agent history`
+did before issue 27.
 """
 
 from __future__ import annotations
@@ -138,7 +139,7 @@ def child_history(url: str, mode: str) -> None:
             started = time.perf_counter()
             rows, chars = 0, 0
             if mode == "legacy":
-                from graph.persistence.history import history_rows
+                from tests.support.history_oracle import history_rows
 
                 snapshots = [s async for s in agent.aget_state_history(config)]
                 for row in history_rows(snapshots):

@@ -65,7 +65,7 @@ def describe_failure(
     elif isinstance(exc, StructuredOutputError):  # the call answered; its answer is refused
         text = (
             f"The structured answer from {where} did not match its schema, and the response "
-            f"format says not to ask again: {_short(_message(exc))}."
+            f"format says not to ask again: {one_line(_message(exc))}."
         )
     elif _is(exc, "APITimeoutError") or isinstance(exc, TimeoutError):
         text = (
@@ -73,13 +73,13 @@ def describe_failure(
             "raise REACT_AGENT_MODEL_TIMEOUT."
         )
     elif _is(exc, "APIConnectionError") or isinstance(exc, ConnectionError):
-        text = f"Could not reach {where}: {_short(_root_cause(exc))}"
+        text = f"Could not reach {where}: {one_line(_root_cause(exc))}"
         text += "." if own else "; check OPENAI_BASE_URL and that the server is running."
     elif status in (401, 403):
         text = f"{where} rejected the API key (HTTP {status})"
         text += "." if own else f"; check {ctx.api_key_env} (and that it is this endpoint's)."
     elif status == 404:
-        text = f"{where} answered HTTP 404 ({_short(_message(exc))})"
+        text = f"{where} answered HTTP 404 ({one_line(_message(exc))})"
         text += (
             "."
             if own
@@ -96,12 +96,12 @@ def describe_failure(
     elif isinstance(status, int) and status >= 500:
         text = (
             f"{where} kept failing with HTTP {status} after {ctx.max_retries} retries "
-            f"({_short(_message(exc))}); resume the run once the endpoint is healthy."
+            f"({one_line(_message(exc))}); resume the run once the endpoint is healthy."
         )
     elif isinstance(status, int):
-        text = f"{where} refused the request with HTTP {status}: {_short(_message(exc))}."
+        text = f"{where} refused the request with HTTP {status}: {one_line(_message(exc))}."
     else:
-        text = f"The model call to {where} failed: {name}: {_short(_message(exc))}."
+        text = f"The model call to {where} failed: {name}: {one_line(_message(exc))}."
     return _redact(text[:1].upper() + text[1:], secret)
 
 
@@ -148,7 +148,7 @@ def _root_cause(exc: BaseException) -> str:
 
 def error_message(exc: BaseException) -> str:
     """The provider's own error text, shortened to one line."""
-    return _short(_message(exc))
+    return one_line(_message(exc))
 
 
 def _message(exc: BaseException) -> str:
@@ -162,7 +162,7 @@ def _message(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-def _short(text: str, limit: int = 200) -> str:
+def one_line(text: str, limit: int = 200) -> str:
     """Another library's message, on one line and without its closing stop: it is quoted
     inside a sentence of ours (`...: <message>; check ...`)."""
     text = " ".join(text.split()).rstrip(".")

@@ -5,10 +5,8 @@ added (a question, a model step with its tool calls, observations, an answer), a
 was set, and the pause it is waiting on. That depends only on the standard LangChain message
 types, not on the loop's bookkeeping, so old threads keep reading well as the graph evolves.
 
-`history_rows` reads rows from full state snapshots (`get_state_history`), which costs the square
-of a thread's length; `graph.persistence.timeline.aiter_history` streams the same rows without
-rebuilding any state, and is what a command should use. Both describe a checkpoint with
-`describe_changes`.
+`graph.persistence.timeline.aiter_history` streams a thread's rows without rebuilding any
+state, describing each checkpoint with `describe_changes`.
 
 Nothing here imports LangChain or LangGraph (messages are read through their public
 attributes), so `react-agent` loads this module cheaply.
@@ -19,10 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from langgraph.types import StateSnapshot
+from typing import Any
 
 AGENT_MARK = "react_agent"  # response_metadata key on the agent's own notes to the model
 TERMINAL = ("answered", "max_steps", "stuck", "timeout", "error")
@@ -53,51 +48,6 @@ class HistoryRow:
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "next": list(self.next)}
-
-
-def history_rows(snapshots: Sequence[StateSnapshot]) -> list[HistoryRow]:
-    """Rows oldest first, from `get_state_history` output (newest first)."""
-    ordered = list(reversed(snapshots))
-    rows = []
-    for index, snapshot in enumerate(ordered):
-        previous = ordered[index - 1] if index else None
-        node = _writer(snapshot, previous)
-        parent = (snapshot.parent_config or {}).get("configurable", {})
-        rows.append(
-            HistoryRow(
-                step=int((snapshot.metadata or {}).get("step", -1)),
-                node=node,
-                checkpoint_id=snapshot.config["configurable"]["checkpoint_id"],
-                next=tuple(snapshot.next),
-                summary=summarize(node, snapshot, previous),
-                created_at=snapshot.created_at,
-                parent_checkpoint_id=parent.get("checkpoint_id"),
-            )
-        )
-    return rows
-
-
-def _writer(snapshot: StateSnapshot, previous: StateSnapshot | None) -> str:
-    source = (snapshot.metadata or {}).get("source")
-    if source == "input":
-        return "input"
-    if source == "update":
-        return "update"
-    if previous is None:
-        return "start"
-    names = sorted({task.name for task in previous.tasks}) if previous.tasks else []
-    return ",".join(names) or "-"
-
-
-def summarize(node: str, snapshot: StateSnapshot, previous: StateSnapshot | None) -> str:
-    """What happened at this checkpoint, in one line, from two full states."""
-    if node == "input":
-        return "new input"
-    values = snapshot.values or {}
-    before = (previous.values or {}) if previous is not None else {}
-    known = {m.id for m in before.get("messages", []) if getattr(m, "id", None)}
-    fresh = [m for m in values.get("messages", []) if not m.id or m.id not in known]
-    return describe_changes(node, fresh, values, before, snapshot.interrupts)
 
 
 def describe_changes(
@@ -150,8 +100,6 @@ def _text(message: Any) -> str:
     text = getattr(message, "text", None)
     if isinstance(text, str):  # a property on current langchain_core (a str subclass)
         return str(text)
-    if callable(text):  # a method on older versions
-        return str(text())
     content = getattr(message, "content", "")
     return content if isinstance(content, str) else json.dumps(content, default=str)
 

@@ -18,13 +18,7 @@ from graph.persistence.urls import describe, kind_of
 
 
 @asynccontextmanager
-async def thread_lock(
-    url: str,
-    thread_id: str,
-    *,
-    heartbeat: float = HEARTBEAT,
-    check_timeout: float = CHECK_TIMEOUT,
-) -> AsyncIterator[None]:
+async def thread_lock(url: str, thread_id: str) -> AsyncIterator[None]:
     """Hold the thread's lock for the duration of a run; raise ThreadBusy if it is taken, and
     LockLost (after cancelling the body) if a PostgreSQL lock is lost during the run."""
     kind = kind_of(url)
@@ -32,7 +26,7 @@ async def thread_lock(
         with sqlite_lock(url, thread_id):
             yield
     elif kind == "postgres":
-        async with postgres_lock(url, thread_id, heartbeat, check_timeout):
+        async with postgres_lock(url, thread_id, HEARTBEAT, CHECK_TIMEOUT):
             yield
     else:
         yield

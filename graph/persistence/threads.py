@@ -2,46 +2,28 @@
 
 `athread_ids(saver, limit)` asks the store's checkpoint table for thread ids ordered by their
 latest checkpoint (checkpoint ids are time-ordered UUIDs), without decoding a single blob, so
-its cost is per thread rather than per checkpoint. `alist_threads(agent, limit)` then reads
-each thread's state on its own: a thread whose checkpoints cannot be decoded comes back as
-`BrokenThread` with one sentence naming the thread and the store, and the listing goes on. A
-store that stops answering (`StoreError`) ends the listing: that is not one thread's fault.
+its cost is per thread rather than per checkpoint. `athread_rows(agent, limit)` then reads
+each thread's state on its own (what `react-agent threads` lists): a thread whose state cannot
+be read comes back with the exception that says why, and the listing goes on.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graph.persistence.errors import PersistenceError, StoreError
 from graph.persistence.history import last_question
 from graph.persistence.queries import acolumn, column
-from graph.redaction import redact
 from graph.state import run_status
 
 _NEWEST = (
     "SELECT thread_id FROM checkpoints WHERE checkpoint_ns = '' GROUP BY thread_id "
     "ORDER BY MAX(checkpoint_id) DESC LIMIT ?"
 )
-
-
-@dataclass(frozen=True)
-class ThreadSummary:
-    thread_id: str
-    updated: str  # ISO time of the latest checkpoint
-    status: str  # the run's status, "paused" (approval), "unfinished" (crash) or "-"
-    question: str  # the person's latest question
-
-
-@dataclass(frozen=True)
-class BrokenThread:
-    thread_id: str
-    error: str  # one sentence naming the thread and the store
 
 
 @contextmanager
@@ -131,66 +113,41 @@ async def athread_times(saver: Any, limit: int) -> list[tuple[str, str | None]]:
     return found
 
 
-def summarize_state(thread_id: str, snapshot: Any) -> ThreadSummary:
-    values = snapshot.values or {}
+def _status(snapshot: Any) -> Any:
+    """A thread's status from its state: "paused" (waiting for approval), "unfinished" (a run
+    cut short, by a crash), else the run's own status, "-" when it has none."""
     if snapshot.interrupts:
-        status = "paused"
-    elif snapshot.next:
-        status = "unfinished"
-    else:
-        status = run_status(values) or "-"
-    return ThreadSummary(
-        thread_id=thread_id,
-        updated=str(snapshot.created_at or ""),
-        status=str(status),
-        question=last_question(values.get("messages", [])),
-    )
+        return "paused"
+    if snapshot.next:
+        return "unfinished"
+    return run_status(snapshot.values or {}) or "-"
 
 
-def _summary(thread_id: str, found: Any) -> ThreadSummary | BrokenThread:
-    """The thread's line from its state, or from why it could not be read (a store that
-    stopped answering is not one thread's fault: it ends the listing)."""
-    if isinstance(found, StoreError):
-        raise found
-    if isinstance(found, PersistenceError):
-        return BrokenThread(thread_id, str(found))
-    if isinstance(found, Exception):
-        reason = redact(f"{type(found).__name__}: {found}".split("\n", 1)[0])
-        return BrokenThread(thread_id, f"Thread {thread_id} cannot be read ({reason}).")
-    return summarize_state(thread_id, found)
-
-
-async def alist_threads(
-    agent: Any, limit: int = 50, saver: Any = None
-) -> AsyncIterator[ThreadSummary | BrokenThread]:
-    """The threads of the agent's store (or `saver`), newest first, each read on its own."""
-    for thread_id in await athread_ids(saver if saver is not None else agent.checkpointer, limit):
+async def athread_rows(
+    agent: Any, limit: int, saver: Any = None
+) -> tuple[list[dict[str, Any]], list[tuple[str, Exception]]]:
+    """The threads of the agent's store (or `saver`), newest first, each read on its own: a
+    row (`thread_id`, `updated`, `status`, `last_question`) for each thread whose state reads,
+    and the id and the exception of each one that does not, so one damaged thread never hides
+    the others."""
+    rows: list[dict[str, Any]] = []
+    unreadable: list[tuple[str, Exception]] = []
+    store = saver if saver is not None else agent.checkpointer
+    for thread_id, ts in await athread_times(store, limit):
         try:
-            found = await agent.aget_state({"configurable": {"thread_id": thread_id}})
+            state = await agent.aget_state({"configurable": {"thread_id": thread_id}})
         except Exception as exc:
-            found = exc
-        yield _summary(thread_id, found)
+            unreadable.append((thread_id, exc))
+            continue
+        rows.append(
+            {
+                "thread_id": thread_id,
+                "updated": ts,
+                "status": _status(state),
+                "last_question": last_question((state.values or {}).get("messages", [])),
+            }
+        )
+    return rows, unreadable
 
 
-def list_threads(
-    agent: Any, limit: int = 50, saver: Any = None
-) -> Iterator[ThreadSummary | BrokenThread]:
-    """`alist_threads` for an agent with a sync saver."""
-    for thread_id in thread_ids(saver if saver is not None else agent.checkpointer, limit):
-        try:
-            found = agent.get_state({"configurable": {"thread_id": thread_id}})
-        except Exception as exc:
-            found = exc
-        yield _summary(thread_id, found)
-
-
-__all__ = [
-    "BrokenThread",
-    "ThreadSummary",
-    "alist_threads",
-    "athread_ids",
-    "athread_times",
-    "list_threads",
-    "summarize_state",
-    "thread_ids",
-]
+__all__ = ["athread_ids", "athread_rows", "athread_times", "thread_ids"]

@@ -17,13 +17,11 @@ two checkpoints, whatever the length:
 
     async for row in aiter_history(agent, "thread-1"):   # oldest first
         print(row.step, row.node, row.summary)
-
-`iter_history(agent, thread_id)` is the same for an agent with a sync saver.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any, NamedTuple
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
@@ -31,7 +29,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.messages import RERUN
 from graph.persistence.history import HistoryRow, describe_changes
-from graph.persistence.queries import acolumn, column
+from graph.persistence.queries import acolumn
 from graph.persistence.skimming import SkimmingSaver
 
 PAGE = 200  # checkpoint ids read per query
@@ -69,22 +67,8 @@ def _memory_ids(saver: Any, thread_id: str) -> list[str]:
     return sorted(saver.storage.get(thread_id, {}).get("", {}))
 
 
-def _id_pages(saver: Any, thread_id: str) -> Iterator[list[str]]:
-    """The thread's checkpoint ids, oldest first, a page at a time."""
-    if isinstance(saver, InMemorySaver):
-        yield _memory_ids(saver, thread_id)
-        return
-    after = ""
-    while page := column(saver, _IDS, (thread_id, after, PAGE)):
-        yield page
-        after = page[-1]
-    if page is None:  # no tables to ask: the saver's own listing, newest first
-        found = [i.config["configurable"]["checkpoint_id"] for i in saver.list(_config(thread_id))]
-        yield found[::-1]
-
-
 async def _aid_pages(saver: Any, thread_id: str) -> AsyncIterator[list[str]]:
-    """`_id_pages` for async savers."""
+    """The thread's checkpoint ids, oldest first, a page at a time."""
     if isinstance(saver, InMemorySaver):
         yield _memory_ids(saver, thread_id)
         return
@@ -121,13 +105,6 @@ class _Reader:
         self.skim = SkimmingSaver(self.inner)
         self.light = agent.copy(update={"checkpointer": self.skim})
         self.previous: _Read | None = None
-
-    def read(self, thread_id: str, checkpoint_id: str | None) -> _Read | None:
-        item = self.inner.get_tuple(_config(thread_id, checkpoint_id)) if checkpoint_id else None
-        if item is None:  # no parent, or deleted while being read
-            return None
-        self.skim.hold(item)
-        return _Read(item, self.light.get_state(item.config))
 
     async def aread(self, thread_id: str, checkpoint_id: str | None) -> _Read | None:
         item = (
@@ -217,16 +194,4 @@ async def aiter_history(
     reader.skim.hold(None)
 
 
-def iter_history(
-    agent: Any, thread_id: str, *, saver: BaseCheckpointSaver | None = None
-) -> Iterator[HistoryRow]:
-    """`aiter_history` for an agent with a sync saver."""
-    reader = _Reader(agent, saver)
-    for page in _id_pages(reader.inner, thread_id):
-        for checkpoint_id in page:
-            if (read := reader.read(thread_id, checkpoint_id)) is not None:
-                yield reader.row(read, reader.read(thread_id, reader.missing(read)))
-    reader.skim.hold(None)
-
-
-__all__ = ["PAGE", "SkimmingSaver", "aiter_history", "iter_history", "ran_again"]
+__all__ = ["PAGE", "SkimmingSaver", "aiter_history", "ran_again"]

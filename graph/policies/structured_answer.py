@@ -39,6 +39,7 @@ from langchain.agents.structured_output import (
 from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
 
 from graph import messages as m
+from graph.models.failures import one_line
 from graph.policies.base import AsyncHandler, Handler, LoopPolicy
 
 # what a retry says by default: LangChain's `STRUCTURED_OUTPUT_ERROR_TEMPLATE` (kept private)
@@ -84,12 +85,8 @@ def check_schema(schema: dict[str, Any], where: str = "response_format") -> None
     except SchemaError as exc:
         path = "/".join(str(part) for part in exc.absolute_path)
         at = f" at {path}" if path else ""
-        raise ValueError(f"{where}: not a valid JSON Schema{at}: {_short(exc.message)}.") from None
-
-
-def _short(text: str, limit: int = 160) -> str:
-    text = " ".join(text.split()).rstrip(".")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+        reason = one_line(exc.message, 160)
+        raise ValueError(f"{where}: not a valid JSON Schema{at}: {reason}.") from None
 
 
 def strategy_of(response_format: Any) -> ToolStrategy | ProviderStrategy | AutoStrategy:

@@ -26,14 +26,7 @@ from graph.persistence.errors import CorruptCheckpoint, PersistenceError, StoreE
 from graph.persistence.guarded import StoreGuard
 from graph.persistence.locks import lock_key
 from graph.persistence.savers import default_url, open_async_saver, open_saver
-from graph.persistence.threads import (
-    BrokenThread,
-    ThreadSummary,
-    alist_threads,
-    athread_ids,
-    list_threads,
-    thread_ids,
-)
+from graph.persistence.threads import athread_ids, athread_rows, thread_ids
 from graph.settings import ConfigError
 from tests.faults.test_locks import Count, config, counter
 from tests.support.cli import POSTGRES_URL, cli_env, run_cli, start_cli
@@ -224,13 +217,19 @@ def test_a_damaged_sqlite_thread_is_named_and_the_others_still_list(tmp_path: Pa
         assert caught.value.thread_id == "broken"
         assert agent.get_state(config("good-old")).values["count"] == 2
 
-        listed = list(list_threads(agent))
         assert thread_ids(saver=agent.checkpointer, limit=2) == ["good-new", "broken"]
-    assert [item.thread_id for item in listed] == ["good-new", "broken", "good-old"]
-    good_new, broken, good_old = listed
-    assert isinstance(good_new, ThreadSummary) and isinstance(good_old, ThreadSummary)
-    assert isinstance(broken, BrokenThread) and str(path) in broken.error
-    assert good_new.updated and good_new.status == "-"
+
+    async def listing() -> Any:
+        async with open_async_saver(url) as saver:
+            return await athread_rows(counter(saver, "w", 0), 50)
+
+    rows, unreadable = asyncio.run(listing())  # what `react-agent threads` lists
+    assert [row["thread_id"] for row in rows] == ["good-new", "good-old"]
+    [(thread, broken)] = unreadable
+    assert thread == "broken" and isinstance(broken, CorruptCheckpoint)
+    assert str(path) in str(broken)
+    good_new = rows[0]
+    assert good_new["updated"] and good_new["status"] == "-"
 
 
 async def test_a_damaged_thread_in_the_async_sqlite_saver(tmp_path: Path) -> None:
@@ -243,14 +242,14 @@ async def test_a_damaged_thread_in_the_async_sqlite_saver(tmp_path: Path) -> Non
     corrupt_sqlite(path, "a")
     async with open_async_saver(url) as saver:
         agent = counter(saver, "w", 0)
-        listed = [item async for item in alist_threads(agent)]
+        rows, unreadable = await athread_rows(agent, 50)
         with pytest.raises(CorruptCheckpoint, match="thread a in the SQLite checkpointer"):
             await agent.aget_state(config("a"))
         # the raw listing of every checkpoint names the store instead of a bare zlib error
         with pytest.raises(CorruptCheckpoint, match=f"in the SQLite checkpointer {path}"):
             [item async for item in saver.alist(None)]
-    assert [type(item).__name__ for item in listed] == ["ThreadSummary", "BrokenThread"]
-    assert [item.thread_id for item in listed] == ["b", "a"]
+    assert [row["thread_id"] for row in rows] == ["b"]
+    assert [(thread, type(exc)) for thread, exc in unreadable] == [("a", CorruptCheckpoint)]
 
 
 async def test_a_damaged_postgres_thread_is_named_and_the_others_still_list(
@@ -269,13 +268,13 @@ async def test_a_damaged_postgres_thread_is_named_and_the_others_still_list(
     async with open_async_saver(schema_url) as saver:
         agent = counter(saver, "w", 0)
         assert await athread_ids(saver, 10) == ["pg-broken", "pg-good"]
-        listed = [item async for item in alist_threads(agent)]
-    assert [type(item).__name__ for item in listed] == ["BrokenThread", "ThreadSummary"]
-    assert "thread pg-broken in the PostgreSQL checkpointer at postgresql://" in listed[0].error
-    with open_saver(schema_url) as saver:  # the sync saver and listing too
-        listed = list(list_threads(counter(saver, "w", 0)))
-    assert [item.thread_id for item in listed] == ["pg-broken", "pg-good"]
-    assert isinstance(listed[0], BrokenThread) and isinstance(listed[1], ThreadSummary)
+        rows, unreadable = await athread_rows(agent, 50)
+    assert [row["thread_id"] for row in rows] == ["pg-good"]
+    [(thread, broken)] = unreadable
+    assert thread == "pg-broken" and isinstance(broken, CorruptCheckpoint)
+    assert "thread pg-broken in the PostgreSQL checkpointer at postgresql://" in str(broken)
+    with open_saver(schema_url) as saver:  # the sync saver lists the ids too
+        assert thread_ids(saver, 10) == ["pg-broken", "pg-good"]
 
 
 def test_threads_of_the_memory_saver() -> None:
@@ -284,7 +283,8 @@ def test_threads_of_the_memory_saver() -> None:
         for name in ("m1", "m2"):
             agent.invoke({"count": 0, "goal": 1}, config(name))
         assert thread_ids(saver, 5) == ["m2", "m1"]
-        assert [t.thread_id for t in list_threads(agent)] == ["m2", "m1"]
+        rows, unreadable = asyncio.run(athread_rows(agent, 5))
+    assert [row["thread_id"] for row in rows] == ["m2", "m1"] and not unreadable
 
 
 # -- secrets never reach a message ----------------------------------------------------------

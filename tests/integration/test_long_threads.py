@@ -1,10 +1,11 @@
 """Long threads: `history` streams its rows without rebuilding any full state, and says what
 the full-state reading says, on every shape of thread (turns, parallel calls, approval pauses,
-forks, state updates), on SQLite (sync and async) and in memory.
+forks, state updates), on SQLite (threads written by the sync saver, read by the async one) and
+in memory.
 
-The full-state reading (`get_state_history` and `history_rows`) is the reference: it is slow
-(quadratic) but plainly right. Memory is checked by growing a thread fourfold: the streamed
-reading's peak stays flat while the full-state one grows.
+The full-state reading (`get_state_history` and `tests.support.history_oracle`) is the
+reference: it is slow (quadratic) but plainly right. Memory is checked by growing a thread
+fourfold: the streamed reading's peak stays flat while the full-state one grows.
 """
 
 from __future__ import annotations
@@ -26,10 +27,10 @@ from langgraph.types import Command
 from graph import build_graph
 from graph.persistence.delta_extend import aextend
 from graph.persistence.forks import edited_update
-from graph.persistence.history import history_rows
 from graph.persistence.savers import open_async_saver, open_saver
-from graph.persistence.timeline import PAGE, aiter_history, iter_history
+from graph.persistence.timeline import PAGE, aiter_history
 from tests.support.cli import POSTGRES_URL
+from tests.support.history_oracle import history_rows
 from tests.support.scripted_model import ScriptedChatModel, calls, tool_call
 
 pytestmark = pytest.mark.integration
@@ -117,10 +118,23 @@ def reference(agent: Any, thread: str) -> list[Any]:
     return history_rows(list(agent.get_state_history(config(thread))))
 
 
+def streamed(agent: Any, thread: str, url: str | None = None) -> list[Any]:
+    """The rows `react-agent history` streams (`aiter_history`): through the agent's own saver
+    (memory reads both ways) or, with `url`, through an async saver on that store."""
+
+    async def read() -> list[Any]:
+        if url is None:
+            return [row async for row in aiter_history(agent, thread)]
+        async with open_async_saver(url) as saver:
+            return [row async for row in aiter_history(agent, thread, saver=saver)]
+
+    return asyncio.run(read())
+
+
 def test_streamed_rows_match_the_full_state_reading_in_memory() -> None:
     agent = build_thread(InMemorySaver(), "shapes")
     expected = reference(agent, "shapes")
-    got = list(iter_history(agent, "shapes"))
+    got = streamed(agent, "shapes")
     assert [r.checkpoint_id for r in got] == [r.checkpoint_id for r in expected]
     assert got == expected
     summaries = " | ".join(r.summary for r in got)
@@ -135,20 +149,20 @@ def test_streamed_rows_match_the_full_state_reading_in_memory() -> None:
     assert got[-1].summary.endswith('waiting for approval: publish({"text": "later"})')
 
 
-def test_streamed_rows_match_on_sqlite_sync_and_async(tmp_path: Path) -> None:
+def test_streamed_rows_match_on_sqlite(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'checkpoints.sqlite'}"
     with open_saver(url) as saver:
         agent = build_thread(saver, "shapes")
         expected = reference(agent, "shapes")
-        assert list(iter_history(agent, "shapes")) == expected
-        assert list(iter_history(agent, "nobody")) == []
+        assert streamed(agent, "shapes", url) == expected  # the sync saver open meanwhile
+        assert streamed(agent, "nobody", url) == []
 
-    async def streamed() -> list[Any]:
+    async def read() -> list[Any]:
         async with open_async_saver(url) as saver:
             agent = agent_on(saver, [])
             return [row async for row in aiter_history(agent, "shapes")]
 
-    assert asyncio.run(streamed()) == expected
+    assert asyncio.run(read()) == expected
 
 
 def test_ids_are_read_in_pages(tmp_path: Path) -> None:
@@ -159,7 +173,7 @@ def test_ids_are_read_in_pages(tmp_path: Path) -> None:
         agent = agent_on(saver, script_for_turns(turns))
         for turn in range(turns):
             agent.invoke({"messages": [("user", f"q{turn}")]}, config("long"))
-        rows = list(iter_history(agent, "long"))
+        rows = streamed(agent, "long", url)
         ids = [
             s.config["configurable"]["checkpoint_id"]
             for s in agent.get_state_history(config("long"))
@@ -178,6 +192,23 @@ def peak_bytes(read: Any) -> int:
         tracemalloc.stop()
 
 
+def streamed_peak(agent: Any, thread: str, url: str) -> int:
+    """The peak of Python allocations while `aiter_history` streams the thread's rows (the
+    async saver opened before the count starts)."""
+
+    async def read() -> int:
+        async with open_async_saver(url) as saver:
+            tracemalloc.start()
+            try:
+                async for _ in aiter_history(agent, thread, saver=saver):
+                    pass
+                return tracemalloc.get_traced_memory()[1]
+            finally:
+                tracemalloc.stop()
+
+    return asyncio.run(read())
+
+
 def test_history_memory_does_not_grow_with_the_thread(tmp_path: Path) -> None:
     """The streamed reading's peak memory at 40 turns is about that at 10; the full-state
     reading's grows with the square of the length (the measure the test stands on)."""
@@ -188,9 +219,8 @@ def test_history_memory_does_not_grow_with_the_thread(tmp_path: Path) -> None:
         for turn in range(40):
             agent.invoke({"messages": [("user", f"q{turn}")]}, config("grow"))
             if turn + 1 in (10, 40):
-                streamed = peak_bytes(lambda: sum(1 for _ in iter_history(agent, "grow")))
                 full = peak_bytes(lambda: len(reference(agent, "grow")))
-                peaks[turn + 1] = (streamed, full)
+                peaks[turn + 1] = (streamed_peak(agent, "grow", url), full)
     (streamed_10, full_10), (streamed_40, full_40) = peaks[10], peaks[40]
     assert full_40 > 6 * full_10  # the reference grows
     assert streamed_40 < 1.5 * streamed_10 + 200_000, peaks
@@ -317,21 +347,21 @@ def test_extended_histories_on_the_async_store_match_the_full_walk(tmp_path: Pat
 
 
 @pytest.mark.postgres
-def test_streamed_rows_match_on_postgres_sync_and_async() -> None:
+def test_streamed_rows_match_on_postgres() -> None:
     """PostgreSQL pages its ids with its own placeholders; the rows are the same."""
     thread = f"test-long-{uuid.uuid4().hex[:10]}"
     try:
         with open_saver(POSTGRES_URL) as saver:
             agent = build_thread(saver, thread)
             expected = reference(agent, thread)
-            assert list(iter_history(agent, thread)) == expected
+            assert streamed(agent, thread, POSTGRES_URL) == expected
 
-        async def streamed() -> list[Any]:
+        async def read() -> list[Any]:
             async with open_async_saver(POSTGRES_URL) as saver:
                 agent = agent_on(saver, [])
                 return [row async for row in aiter_history(agent, thread)]
 
-        assert asyncio.run(streamed()) == expected
+        assert asyncio.run(read()) == expected
     finally:
         with open_saver(POSTGRES_URL) as saver:
             saver.delete_thread(thread)

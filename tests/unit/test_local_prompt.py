@@ -298,9 +298,11 @@ def test_the_fixed_part_is_what_every_prompt_of_the_conversation_begins_with() -
 
 
 def test_a_prefill_that_cannot_reach_the_server_is_quiet() -> None:
+    import graph.models.local as local
     from graph.models.local.transport import prefill
 
     prefill("http://127.0.0.1:9/v1", "records")  # no exception escapes: the question will
+    assert local.LocalModelRequestError.__module__ == "graph.models.local.wire"  # lazy export
 
 
 def _after_call(observation: str, status: str = "success") -> list:

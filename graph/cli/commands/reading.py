@@ -108,36 +108,15 @@ def threads(
 
         from graph.cli.output import is_terminal
         from graph.cli.session import with_store
-        from graph.persistence.history import excerpt, last_question
-        from graph.persistence.threads import athread_times
+        from graph.persistence.history import excerpt
+        from graph.persistence.threads import athread_rows
         from graph.redaction import redact
-        from graph.state import run_status
 
         o.positive("--limit", limit)
 
         async def read(session: Any) -> tuple[list[dict[str, Any]], list[str]]:
-            rows, problems = [], []
-            for thread_id, ts in await athread_times(session.saver, limit):
-                try:
-                    state = await session.agent.aget_state(
-                        {"configurable": {"thread_id": thread_id}}
-                    )
-                except Exception as exc:
-                    problems.append(_unreadable(thread_id, exc))
-                    continue
-                values = state.values or {}
-                status = "paused" if state.interrupts else run_status(values) or "-"
-                if state.next and not state.interrupts:
-                    status = "unfinished"
-                rows.append(
-                    {
-                        "thread_id": thread_id,
-                        "updated": ts,
-                        "status": status,
-                        "last_question": last_question(values.get("messages", [])),
-                    }
-                )
-            return rows, problems
+            rows, unreadable = await athread_rows(session.agent, limit, session.saver)
+            return rows, [_unreadable(thread_id, exc) for thread_id, exc in unreadable]
 
         rows, problems = asyncio.run(with_store(checkpointer, read))
         if as_json:

@@ -65,7 +65,7 @@ _LAZY = {
     "MODEL_NAME": "graph.models.local.server",
     "GEMMA_FORMAT": "graph.models.local.server",
     "LocalCompletionModel": "graph.models.local.completion",
-    "LocalModelRequestError": "graph.models.local.completion",
+    "LocalModelRequestError": "graph.models.local.wire",
 }
 
 

@@ -203,9 +203,7 @@ class LocalCompletionModel(BaseChatModel):
             return "/chat/completions", single(body)
         max_tokens = int(kwargs.get("max_tokens") or self.max_tokens or 256)
         schema = kwargs.get(ANSWER_SCHEMA)  # a structured answer (build_graph(response_format))
-        if schema:
-            return "/completions", self._step(messages, kwargs.get("tools"), max_tokens, schema)
-        return "/completions", self._step(messages, kwargs.get("tools"), max_tokens)
+        return "/completions", self._step(messages, kwargs.get("tools"), max_tokens, schema)
 
     # -- BaseChatModel -----------------------------------------------------------------------
 

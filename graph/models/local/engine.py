@@ -80,7 +80,6 @@ class LocalEngine:
         self.save_prefix = save_prefix
         self.times = os.environ.get(TIMES_VARIABLE, "").strip() not in ("", "0")
         self.startup_seconds: float | None = None
-        self.import_seconds: float | None = None
         self.calls: list[Call] = []
         self.log: deque[str] = deque(maxlen=40)  # llama.cpp's own messages, for errors
         self._llm: Any = None
@@ -103,7 +102,6 @@ class LocalEngine:
             started = time.monotonic()
             llama = self._import()
             imported = time.monotonic()
-            import_seconds = self.import_seconds or imported - started
             if self.model is None:
                 self.model = model_path(self.progress)
             try:
@@ -124,19 +122,11 @@ class LocalEngine:
             self.startup_seconds = time.monotonic() - started
             born = process_started()
             self._time(
-                f"model start: import llama_cpp {import_seconds:.2f} s, load the model "
+                f"model start: import llama_cpp {imported - started:.2f} s, load the model "
                 f"{time.monotonic() - imported:.2f} s"
                 + (f" (process started at {born:.3f})" if born is not None else "")
             )
             return self
-
-    def preload(self) -> None:
-        """Import llama.cpp now (a fifth of a second), e.g. before the command's own imports;
-        without llama_cpp, `start` says what to install."""
-        started = time.monotonic()
-        with contextlib.suppress(ImportError):
-            import_llama()
-            self.import_seconds = time.monotonic() - started
 
     def _import(self) -> Any:
         try:
