@@ -25,7 +25,7 @@ from graph.loop.bindings import Bindings
 from graph.loop.plan import Plan, bounds
 from graph.models.call import acall_model, call_model
 from graph.protocols.text.chat_model import TextReAct
-from graph.protocols.text.prompts import step_as_text
+from graph.protocols.text.prompts import READ_CALLS, calls_digest, step_as_text
 from graph.protocols.text.replies import read_text_reply
 from graph.tooling.runner import ArgumentsError, coerce_arguments
 
@@ -148,7 +148,8 @@ def _stored(
             update["tool_calls"] = calls
         return reply.model_copy(update=update)
     raw = meta.pop(m.RAW, None)
-    kept = {k: v for k, v in reply.response_metadata.items() if k != m.RAW}
+    read = reply.response_metadata.get(READ_CALLS)
+    kept = {k: v for k, v in reply.response_metadata.items() if k not in (m.RAW, READ_CALLS)}
     # the step alone, every other field reset: a copy skips validating the reply again, and
     # `calls` are already well-formed (`_fitted`). The provider's extras go: its
     # `additional_kwargs` may hold native `tool_calls`, which a reload would turn into calls.
@@ -163,16 +164,22 @@ def _stored(
             "response_metadata": {**kept, **meta},
         }
     )
-    return _with_text_if_not_derivable(bare, raw)
+    return _with_text_if_not_derivable(bare, raw, read)
 
 
-def _with_text_if_not_derivable(bare: AIMessage, raw: str | None) -> AIMessage:
+def _with_text_if_not_derivable(bare: AIMessage, raw: str | None, read: str | None) -> AIMessage:
     """A text step keeps the model's own text only where rendering the stored step gives
     something else (`step_as_text`): a well-formed step renders back to exactly what the model
-    wrote, and keeping it twice would store every step's text again in the conversation."""
+    wrote, and keeping it twice would store every step's text again in the conversation. Nor
+    where the calls stored are not those read from it (`read`: their digest; the arguments
+    were fitted to the tool): the step is then sent back as the calls that run. Kept, the text
+    keeps the digest, so a later edit of the calls is noticed (`prompts.step_as_text`)."""
     if raw is None or step_as_text(bare) == raw:
         return bare
-    return bare.model_copy(update={"response_metadata": {**bare.response_metadata, m.RAW: raw}})
+    if read is not None and read != calls_digest(bare.tool_calls):
+        return bare
+    extra = {m.RAW: raw, READ_CALLS: read} if read is not None else {m.RAW: raw}
+    return bare.model_copy(update={"response_metadata": {**bare.response_metadata, **extra}})
 
 
 def _fitted(calls: list[dict[str, Any]], tools: list[Any]) -> list[dict[str, Any]]:
