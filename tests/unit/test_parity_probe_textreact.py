@@ -291,7 +291,7 @@ def test_every_tool_form_is_offered_and_called_as_written(form: str) -> None:
 
 @pytest.mark.parametrize(
     "choice",
-    ["auto", "any", "required", "none", "mult", {"type": "function", "function": {"name": "mult"}}],
+    ["auto", "any", "required", "mult", {"type": "function", "function": {"name": "mult"}}],
 )
 def test_every_tool_choice_is_accepted(choice: Any) -> None:
     reply = (
@@ -300,6 +300,15 @@ def test_every_tool_choice_is_accepted(choice: Any) -> None:
         .invoke("go")
     )
     assert reply.tool_calls[0]["args"] == {"a": 2, "b": 3}
+
+
+def test_tool_choice_none_offers_no_tools_and_gets_an_answer() -> None:
+    """Natively `tool_choice="none"` means no call comes back: the text prompt offers no
+    tools, and whatever the model writes is its answer."""
+    inner = ScriptedChatModel([final("6")])
+    reply = TextReAct(inner).bind_tools([mult], tool_choice="none").invoke("go")
+    assert reply.content == "6" and reply.tool_calls == []
+    assert "- mult:" not in inner.requests[0].messages[0].text
 
 
 def test_by_design_tool_choice_is_not_enforced() -> None:

@@ -103,8 +103,9 @@ class TextReAct(BaseChatModel):
         """A copy that offers these tools in its prompt. A forced `tool_choice` cannot be
         enforced in text: the prompt asks for a call, and an answer that is a JSON object is
         read as the forced tool's call (`with_structured_output`); it is not sent, nor are
-        the other function-calling options (`FUNCTION_CALLING_ONLY`)."""
-        specs = [tool_spec(tool) for tool in tools]
+        the other function-calling options (`FUNCTION_CALLING_ONLY`). `tool_choice="none"`
+        offers no tools, so the reply is an answer."""
+        specs = [] if tool_choice == "none" else [tool_spec(tool) for tool in tools]
         bound = self.model_copy(update={"tools": specs, "forced": forced_tool(tool_choice)})
         kwargs = {k: v for k, v in kwargs.items() if k not in FUNCTION_CALLING_ONLY}
         return bound.bind(**kwargs) if kwargs else bound
@@ -114,10 +115,10 @@ class TextReAct(BaseChatModel):
         the tools and the reply format), then the conversation in the text protocol."""
         system = [m for m in messages if isinstance(m, SystemMessage)]
         instructions = "\n\n".join(m.text for m in system) or None
-        if self.forced and self.tools:
-            instructions = f"{instructions}\n\n{FORCED}" if instructions else FORCED
         rest = [m for m in messages if not isinstance(m, SystemMessage)]
         prompt = text_system_prompt(self.tools, instructions)
+        if self.forced and self.tools:
+            prompt = f"{prompt}\n\n{FORCED}"
         return [SystemMessage(content=prompt), *text_transcript(rest)]
 
     def read(self, reply: BaseMessage) -> AIMessage:
