@@ -33,7 +33,7 @@ from graph._compat import both, compiled_as, inline
 from graph.caller_schemas import context_schema_for
 from graph.checked import SERVED_CONTEXT, AgentGraph, our_node_names
 from graph.loop.bindings import Bindings
-from graph.loop.tasks import to_act
+from graph.loop.tasks import hooks_answered, to_act
 from graph.middleware.hooks import NODE_HOOKS, add_hook_nodes, jumps_of, node_name, with_hook
 from graph.middleware.loading import check_names, load_middleware
 from graph.middleware.schema import extended, private_keys
@@ -259,7 +259,7 @@ def _after_hooks(jumps: list[str], loop_entry: str) -> Any:
             if jump == "end":
                 return "finish"
             return to_act(state) or "observe"
-        return route_after_think(state)
+        return "finish" if hooks_answered(state) else route_after_think(state)
 
     return route_after_model_hooks
 

@@ -33,6 +33,7 @@ from pydantic import BaseModel
 
 from graph.channels import CHECKS
 from graph.message_reducer import check_messages, unknown_removals
+from graph.middleware.hooks import CREATE_AGENT_NODES
 from graph.middleware.schema import private_keys
 from graph.state import LOOP_KEYS, run_status
 
@@ -219,10 +220,6 @@ def _check_removals(written: list[Any], snapshot: Any) -> None:
                 f"'messages' update refused: it removes {', '.join(map(repr, unknown[:3]))}, "
                 "which the thread does not hold."
             )
-
-
-# `create_agent`'s node names, taken for the nodes that play them (`as_node`, interrupts)
-CREATE_AGENT_NODES = {"model": "think", "tools": "act"}
 
 
 def our_node_names(names: Any) -> Any:

@@ -29,6 +29,10 @@ def closing_update(
     run = state.get("run") or {}
     status = state.get("status") or "error"
     update: dict[str, Any] = {}
+    if status == "running" and _answer(run_messages(messages, run.get("question_id"))):
+        # a middleware ended the run on a reply of its own (an after_model hook that dropped
+        # the step's calls, a hook's `Command(goto=END)`): that reply is the answer
+        status = update["status"] = "answered"
     notice = _notice(status, state, ctx, messages, out_of_room)
     written: list[BaseMessage] = []
     if notice is not None:

@@ -24,6 +24,7 @@ from graph import protocols
 from graph.loop.bindings import Bindings
 from graph.loop.plan import Plan, bounds
 from graph.models.call import acall_model, call_model
+from graph.policies.structured_answer import StructuredAnswer
 from graph.protocols.text.chat_model import TextReAct
 from graph.protocols.text.prompts import READ_CALLS, calls_digest, step_as_text
 from graph.protocols.text.replies import read_text_reply
@@ -81,9 +82,15 @@ def rendered(b: Bindings, plan: Plan, request: ModelRequest) -> tuple[Runnable, 
     messages = protocols.request_messages(
         plan.protocol, given, tools, system, prepared=prepared, own_prompt=own
     )
+    removed = system is None and plan.request is not None and plan.request.system_message
+    if removed and plan.protocol == "native":  # a middleware took the system message out
+        messages = messages[1:]
+    offered = [t.name for t in tools]
+    if offered != [t.name for t in plan.tools]:
+        _refuse_unknown(b, plan, offered)
     same = (
         request.model is b.chat_model(plan.ctx)
-        and [t.name for t in tools] == [t.name for t in plan.tools]
+        and offered == [t.name for t in plan.tools]
         and [t for t in request.tools if not isinstance(t, BaseTool)] in ([], b.provider_tools)
         and request.tool_choice is None
         and not request.model_settings
@@ -103,6 +110,22 @@ def rendered(b: Bindings, plan: Plan, request: ModelRequest) -> tuple[Runnable, 
         settings=request.model_settings,
     )
     return runnable, messages
+
+
+def _refuse_unknown(b: Bindings, plan: Plan, offered: list[str]) -> None:
+    """`create_agent`'s rule: a middleware that offers the model a tool the agent cannot run
+    (not one of its tools, and no `wrap_tool_call` to run it) is refused before the call."""
+    if b.tool_layers:
+        return
+    outputs = (p.outputs for p in b.policies if isinstance(p, StructuredAnswer))
+    known = {t.name for t in plan.tools}.union(*outputs)
+    unknown = [name for name in offered if name not in known]
+    if unknown:
+        raise ValueError(
+            f"A middleware offered the model tools the agent cannot run ({', '.join(unknown)}):"
+            " pass them to build_graph(tools=...) or a middleware's `tools`, or run them in a"
+            " wrap_tool_call."
+        )
 
 
 def read_reply(plan: Plan, reply: AIMessage, request: ModelRequest) -> AIMessage:

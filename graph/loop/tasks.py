@@ -28,6 +28,18 @@ def to_act(state: RouteState | AgentState) -> list[Send] | Literal["act"]:
     return [Send("act", payload) for payload in payloads]
 
 
+def hooks_answered(state: RouteState | AgentState) -> bool:
+    """After the after_model hooks: the run is under way but its last model message asks for
+    no call (a hook replaced the step with a reply, or wrote one after it). The run ends with
+    that reply, as `create_agent`'s edge from the model ends a run whose last AI message has
+    no call pending."""
+    if run_status(state) != "running" or (state.get("run") or {}).get("invalid"):
+        return False
+    messages = state.get("messages") or []
+    last = next((x for x in reversed(messages) if isinstance(x, AIMessage)), None)
+    return last is not None and not last.tool_calls
+
+
 def idle(state: RouteState | AgentState) -> bool:
     """No run is under way, or the step waits for the review: act runs nothing then (a
     client's `Command(goto="act")` on a finished or new thread, or beside a paused review)."""

@@ -20,8 +20,10 @@ from langchain.agents.middleware import (
 )
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.runnables import Runnable
+from langgraph.constants import END
 from langgraph.graph import StateGraph
 from langgraph.runtime import get_runtime
+from langgraph.types import Command
 
 from graph._compat import declared_jumps, node_trace_policy, untraced
 from graph.channels import check_update
@@ -33,6 +35,10 @@ NODE_HOOKS = ("before_agent", "before_model", "after_model", "after_agent")
 JUMPS = ("model", "tools", "end")
 # Middleware whose jump to the end means a limit was reached: the run's status says so.
 LIMITS: tuple[type, ...] = (ModelCallLimitMiddleware, ToolCallLimitMiddleware)
+# `create_agent`'s node names, taken for the nodes that play them (`as_node`, interrupts, a
+# hook's `Command(goto=...)`, where its end is finish: it writes what a caller reads)
+CREATE_AGENT_NODES = {"model": "think", "tools": "act"}
+_GOTO = {**CREATE_AGENT_NODES, END: "finish"}
 
 
 def implements(middleware: AgentMiddleware, hook: str) -> bool:
@@ -64,6 +70,10 @@ def hook_node(middleware: AgentMiddleware, hook: str) -> Runnable:
     sync_hook = getattr(middleware, hook)
     async_hook = getattr(middleware, f"a{hook}")
 
+    def closing(state: dict[str, Any], update: Any) -> Any:
+        """After the run, a rewritten final reply rewrites the answer a caller reads."""
+        return answer_rewritten(state, update) if hook == "after_agent" else update
+
     def run(state: dict[str, Any]) -> dict[str, Any]:
         runtime = get_runtime()
         with counted() as tokens:
@@ -71,13 +81,13 @@ def hook_node(middleware: AgentMiddleware, hook: str) -> Runnable:
                 result = sync_hook(state, runtime)
             else:
                 result = run_sync(lambda: async_hook(state, runtime))
-        return with_tokens(state, written(middleware, result), tokens)
+        return _counted(state, closing(state, written(middleware, result)), tokens)
 
     async def arun(state: dict[str, Any]) -> dict[str, Any]:
         runtime = get_runtime()
         with counted() as tokens:
             result = await async_hook(state, runtime) if async_own else sync_hook(state, runtime)
-        return with_tokens(state, written(middleware, result), tokens)
+        return _counted(state, closing(state, written(middleware, result)), tokens)
 
     return untraced(run, arun, node_name(middleware, hook))  # one run and one event per node
 
@@ -92,16 +102,21 @@ def add_hook_nodes(builder: StateGraph, hooks: dict[str, list[AgentMiddleware]])
             builder.add_node(node_name(ware, hook), hook_node(ware, hook), trace_policy=policy)
 
 
-def written(middleware: AgentMiddleware, result: Any) -> dict[str, Any]:
+def written(middleware: AgentMiddleware, result: Any) -> Any:
     """The hook's update, with the run's status when it ends or resumes the loop: a limit
     reached is `max_steps`, another middleware's stop is `stopped` (its reply, if it wrote one,
     is the answer), and a jump back into the loop keeps the run going."""
     if result is None:
         return {}
+    if isinstance(result, Command):  # a node's own way to write and route, as in create_agent
+        update = written(middleware, result.update) if isinstance(result.update, dict) else None
+        goto = result.goto if isinstance(result.goto, list | tuple) else [result.goto]
+        named = [_GOTO.get(g, g) if isinstance(g, str) else g for g in goto if g]
+        return Command(graph=result.graph, update=update, resume=result.resume, goto=named)
     if not isinstance(result, dict):
         raise TypeError(
             f"Middleware {middleware.name} returned {type(result).__name__}; a hook returns "
-            "a dict of state updates or None."
+            "a dict of state updates, a Command or None."
         )
     update = dict(result)
     check_update(update)  # refused here, before LangGraph stores any of it
@@ -134,3 +149,31 @@ def _reply(messages: Any) -> str | None:
         if isinstance(item, AIMessage) and not item.tool_calls and item.text.strip():
             return item.text.strip()
     return None
+
+
+def _counted(state: dict[str, Any], update: Any, tokens: dict[str, int]) -> Any:
+    """The update with the hook's model calls counted (a Command's update included)."""
+    if isinstance(update, Command):
+        if isinstance(update.update, dict):
+            counted_update = with_tokens(state, update.update, tokens)
+            return Command(
+                graph=update.graph, update=counted_update, resume=update.resume, goto=update.goto
+            )
+        return update
+    return with_tokens(state, update, tokens)
+
+
+def answer_rewritten(state: dict[str, Any], update: Any) -> Any:
+    """An after_agent hook's update, with the run's answer when it rewrites the final reply
+    (same id): finish wrote the answer before the hook ran, and a caller reads the answer as
+    the last hook left it (a redaction reaches it, as an after_model hook's does)."""
+    if not isinstance(update, dict) or not update.get("messages") or not state.get("answer"):
+        return update
+    final = next(
+        (x for x in reversed(state.get("messages") or []) if isinstance(x, AIMessage)), None
+    )
+    written = update["messages"] if isinstance(update["messages"], list) else [update["messages"]]
+    for item in reversed(written):
+        if isinstance(item, AIMessage) and final is not None and item.id == final.id:
+            return {**update, "answer": item.text} if not item.tool_calls else update
+    return update

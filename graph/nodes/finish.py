@@ -22,13 +22,14 @@ def make_finish(b: Bindings) -> Any:
             ctx = AgentContext()
         closing = closing_update(state, ctx, state.get("messages") or [])
         answer = closing.get("answer", state.get("answer"))
+        status = closing.get("status", state.get("status"))
         write = get_stream_writer()
-        if state.get("status") == "answered":
+        if status == "answered":
             write({"event": "answer", "text": answer or ""})
         write(
             {
                 "event": "final",
-                "status": state.get("status"),
+                "status": status,
                 "answer": answer,
                 "error": state.get("error"),
             }

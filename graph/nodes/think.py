@@ -17,6 +17,7 @@ from langchain.agents.middleware import ModelResponse
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_stream_writer
+from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import get_runtime
 from langgraph.types import Command
 
@@ -45,6 +46,8 @@ def make_think(b: Bindings) -> tuple[Any, Any]:
                 )
                 try:
                     update = decide(plan, *chain(plan.request))
+                except GraphBubbleUp:  # a middleware's `interrupt()`: a pause, not a failure
+                    raise
                 except Exception as exc:
                     update = failure(plan, exc)
         return with_tokens(state, update, tokens)
@@ -60,6 +63,8 @@ def make_think(b: Bindings) -> tuple[Any, Any]:
                 chain = achain_model_call(b.model_awraps(plan.ctx), call)
                 try:
                     update = decide(plan, *(await chain(plan.request)))
+                except GraphBubbleUp:
+                    raise
                 except Exception as exc:
                     update = failure(plan, exc)
         return with_tokens(state, update, tokens)
