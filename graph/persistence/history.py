@@ -89,6 +89,8 @@ def _describe(message: Any) -> str:
             return f"{thought}→ Action: {shown}"
         if getattr(message, "invalid_tool_calls", None):
             return "invalid tool call"
+        if (getattr(message, "response_metadata", None) or {}).get(AGENT_MARK) == "error":
+            return ""  # the run's error, said to the user: the row's status says it
         return f"Final Answer: {excerpt(text, 200)}" if text else ""
     if kind == "tool":
         failed = " (error)" if getattr(message, "status", "") == "error" else ""

@@ -15,10 +15,11 @@ same here as in `create_agent`.
 A model that ignores `tool_choice` and answers in plain text gave no typed result, so that
 reply is unusable too (told why, asked again; the run ends with status error after
 REACT_AGENT_MAX_INVALID such replies), never an `answered` run without `structured_response`.
-A JSON schema is checked when the graph is built (`check_schema`): one that is not a valid
-JSON Schema, or nests deeper than `MAX_SCHEMA_DEPTH` (converting it would exhaust Python's
-recursion limit mid-run, reported as a failure of a model call that was never made), is
-refused in one sentence.
+A JSON schema is checked when the graph is built (`answer_schema.check_schema`): one that is
+not a valid JSON Schema, or nests deeper than `MAX_SCHEMA_DEPTH` (converting it would exhaust
+Python's recursion limit mid-run, reported as a failure of a model call that was never made),
+is refused in one sentence; and every answer is checked against it (`answer_schema.checked`:
+LangChain returns a JSON-schema dict's value unchecked).
 """
 
 from __future__ import annotations
@@ -40,53 +41,15 @@ from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
 
 from graph import messages as m
 from graph.models.failures import one_line
+from graph.policies.answer_schema import check_schema, checked
 from graph.policies.base import AsyncHandler, Handler, LoopPolicy
 
 # what a retry says by default: LangChain's `STRUCTURED_OUTPUT_ERROR_TEMPLATE` (kept private)
 RETRY_TEMPLATE = "Error: {error}\n Please fix your mistakes."
-MAX_SCHEMA_DEPTH = 64  # nested objects and arrays of a JSON schema; real ones use a handful
 ANSWER_FORMAT = (
     "Your Final Answer must be exactly one JSON object matching this JSON schema, and nothing "
     "else:\n{schema}"
 )
-
-
-def schema_depth(schema: Any) -> int:
-    """How deeply `schema`'s objects and arrays nest (iteratively: a hostile schema must not
-    exhaust the recursion limit while it is being measured)."""
-    deepest, pending = 0, [(schema, 1)]
-    while pending:
-        node, depth = pending.pop()
-        if isinstance(node, dict):
-            children = node.values()
-        elif isinstance(node, list):
-            children = node
-        else:
-            continue
-        deepest = max(deepest, depth)
-        if depth <= MAX_SCHEMA_DEPTH:  # past the limit the answer is known
-            pending.extend((child, depth + 1) for child in children)
-    return deepest
-
-
-def check_schema(schema: dict[str, Any], where: str = "response_format") -> None:
-    """Refuse, in one sentence (`ValueError`), a JSON schema that is not valid JSON Schema
-    (by its own `$schema` draft, else the latest) or that nests too deeply to convert."""
-    if schema_depth(schema) > MAX_SCHEMA_DEPTH:
-        raise ValueError(
-            f"{where}: the schema nests more than {MAX_SCHEMA_DEPTH} levels of objects and "
-            "arrays; flatten it (or use $defs and $ref for repeated parts)."
-        )
-    from jsonschema.exceptions import SchemaError
-    from jsonschema.validators import validator_for
-
-    try:
-        validator_for(schema).check_schema(schema)
-    except SchemaError as exc:
-        path = "/".join(str(part) for part in exc.absolute_path)
-        at = f" at {path}" if path else ""
-        reason = one_line(exc.message, 160)
-        raise ValueError(f"{where}: not a valid JSON Schema{at}: {reason}.") from None
 
 
 def strategy_of(response_format: Any) -> ToolStrategy | ProviderStrategy | AutoStrategy:
@@ -173,7 +136,7 @@ class StructuredAnswer(LoopPolicy):
             names = [c["name"] for c in calls]
             return self.retried(step, MultipleStructuredOutputsError(names, step), "")
         try:
-            parsed = self.outputs[calls[0]["name"]].parse(calls[0]["args"])
+            parsed = checked(self.outputs[calls[0]["name"]], calls[0]["args"])
         except Exception as exc:
             error = StructuredOutputValidationError(calls[0]["name"], exc, step)
             return self.retried(step, error, _why(exc))
@@ -199,7 +162,8 @@ class StructuredAnswer(LoopPolicy):
         if step is None or step.tool_calls:
             return response
         try:
-            parsed = ProviderStrategyBinding.from_schema_spec(strategy.schema_spec).parse(step)
+            binding = ProviderStrategyBinding.from_schema_spec(strategy.schema_spec)
+            parsed = checked(binding, binding.parse(step), parsed_already=True)
         except Exception as exc:
             return _unusable(step, f"the answer did not match its schema: {_why(exc)}")
         return ModelResponse(result=list(response.result), structured_response=parsed)
@@ -218,7 +182,7 @@ class StructuredAnswer(LoopPolicy):
         else:
             for binding in self.outputs.values():
                 try:
-                    return _json_answered(step, value, binding.parse(value))
+                    return _json_answered(step, value, checked(binding, value))
                 except Exception as exc:
                     problems.append(_why(exc))
         why = f"the Final Answer must be one JSON object matching the schema ({problems[0]})"
@@ -279,10 +243,15 @@ def _unusable(step: AIMessage, why: str, said: str | None = None) -> ModelRespon
 
 
 def _why(exc: BaseException) -> str:
-    """The first problem, on one line (a validation error's field and message)."""
-    cause = exc.__cause__ or exc.__context__
-    if not callable(getattr(exc, "errors", None)) and cause is not None:
-        return _why(cause)
+    """The first problem, on one line (a validation error's field and message; a JSON Schema
+    error's path and message). Only an explicit cause is followed: the implicit context of a
+    JSON parse error is the scanner's internal `StopIteration(0)`, which says nothing."""
+    if exc.__cause__ is not None and not callable(getattr(exc, "errors", None)):
+        return _why(exc.__cause__)
+    path = getattr(exc, "absolute_path", None)
+    if path is not None and getattr(exc, "message", None):  # jsonschema's ValidationError
+        where = "/".join(str(part) for part in path) or "value"
+        return f"{where}: {one_line(exc.message, 160)}"
     errors = getattr(exc, "errors", None)
     if callable(errors):
         try:

@@ -119,8 +119,16 @@ def timeline(
     bars: list[Bar] = []
     pending: list[dict[str, Any]] = []
     number: int | None = None
+    stamped = {r.checkpoint_id: r for r in rows}
     for previous, row in itertools.pairwise(rows):
         if row.node.startswith("__"):  # LangGraph's own entry task: no work of the agent's
+            continue
+        parent = stamped.get(row.parent_checkpoint_id or "")
+        if parent is not None and parent is not previous:
+            # a resume's fork from before a failed attempt: written when the resume began, so
+            # the time since is a wait, no node's work; the next node is timed from it
+            begin = _ms(_at(row), start)
+            bars.append(Bar(row.node, number, round(begin, 1), 0.0, "resumed from here"))
             continue
         begin, end = _ms(_at(previous), start), _ms(_at(row), _at(previous))
         bar = Bar(row.node, number, round(begin, 1), round(end, 1), row.summary)
