@@ -109,7 +109,8 @@ def written(middleware: AgentMiddleware, result: Any) -> Any:
     if result is None:
         return {}
     if isinstance(result, Command):  # a node's own way to write and route, as in create_agent
-        update = written(middleware, result.update) if isinstance(result.update, dict) else None
+        update = result.update
+        update = written(middleware, update) if isinstance(update, dict) else update
         goto = result.goto if isinstance(result.goto, list | tuple) else [result.goto]
         named = [_GOTO.get(g, g) if isinstance(g, str) else g for g in goto if g]
         return Command(graph=result.graph, update=update, resume=result.resume, goto=named)
@@ -172,8 +173,8 @@ def answer_rewritten(state: dict[str, Any], update: Any) -> Any:
     final = next(
         (x for x in reversed(state.get("messages") or []) if isinstance(x, AIMessage)), None
     )
-    written = update["messages"] if isinstance(update["messages"], list) else [update["messages"]]
-    for item in reversed(written):
+    items = update["messages"] if isinstance(update["messages"], list) else [update["messages"]]
+    for item in reversed(items):
         if isinstance(item, AIMessage) and final is not None and item.id == final.id:
             return {**update, "answer": item.text} if not item.tool_calls else update
     return update
