@@ -30,10 +30,15 @@
 * `create_agent` registers LangChain's `SubagentTransformer` (`run.subagents` in
   `stream_events(version="v3")`) from a private module; nothing exports it
   (`subagent_transformer`).
+* An aiosqlite connection that fails to open stops its worker thread without joining it, and
+  the thread then reports to an event loop `asyncio.run` may have closed (a traceback on a
+  user's terminal). aiosqlite keeps the thread as `_thread` (`aiosqlite_worker`), so the
+  store's opener waits for it while the loop runs.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import Any, TypeVar
 
 from langchain.agents.factory import _wrap_trace_kwargs
@@ -132,3 +137,9 @@ def node_trace_policy(policy: TracePolicy | None) -> TracePolicy:
     """A node hook's `TracePolicy` as `create_agent` builds it: the middleware's own, else the
     process default, looked up when the hook runs."""
     return _node_trace_policy(policy)
+
+
+def aiosqlite_worker(conn: Any) -> threading.Thread | None:
+    """The worker thread of an aiosqlite connection, or None where aiosqlite keeps none."""
+    worker = getattr(conn, "_thread", None)
+    return worker if isinstance(worker, threading.Thread) else None

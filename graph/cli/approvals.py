@@ -48,20 +48,28 @@ def read_line(prompt: str) -> str | None:
     sys.stderr.flush()
     stdin = sys.stdin
     if stdin is None:
-        return None
+        return _ended(prompt)
     buffer = getattr(stdin, "buffer", None)
     if buffer is None:  # a text-only stream (an embedding test harness)
         line = stdin.readline()
-        return None if line == "" else line.rstrip("\r\n")
+        return _ended(prompt) if line == "" else line.rstrip("\r\n")
     raw = buffer.readline()
     if raw == b"":
-        return None
+        return _ended(prompt)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         text = raw.decode("utf-8", errors="replace")
         say("note: that line was not valid UTF-8; the unreadable bytes became U+FFFD (\ufffd).")
     return text.rstrip("\r\n")
+
+
+def _ended(prompt: str) -> None:
+    """End of input: nobody typed the newline that ends the prompt's line, so it is written
+    here, and whatever is said next (`Paused for approval...`) starts a line of its own."""
+    if prompt:
+        sys.stderr.write("\n")
+        sys.stderr.flush()
 
 
 def ask_decisions(interrupts: Any) -> Any | None:

@@ -240,7 +240,11 @@ def no_checkpoint(checkpoint: str, thread: str) -> Stop:
     return Stop(f"no checkpoint {checkpoint!r} in thread {thread!r}.", EXIT["usage"])
 
 
-def positive(name: str, value: int) -> int:
+def positive(name: str, value: int, most: int | None = None) -> int:
+    """A count the user typed, at least 1 and at most `most` (a store cannot take a number
+    past its integer type: SQLite's is 64 bits), refused in one sentence otherwise."""
     if value < 1:
         raise Stop(f"{name} must be at least 1, got {value}.", EXIT["usage"])
+    if most is not None and value > most:
+        raise Stop(f"{name} must be at most {most:,}; give a smaller number.", EXIT["usage"])
     return value

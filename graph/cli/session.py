@@ -27,6 +27,9 @@ from graph.persistence.stores import open_async_store
 from graph.settings import AgentContext
 
 T = TypeVar("T")
+# Threads whose new question is not saved yet: until the graph takes it (after the model has
+# started, which for the embedded one takes seconds), Ctrl-C loses it, and must say so.
+UNSAVED: set[str] = set()
 
 
 def check(run: RunOptions, ctx: AgentContext) -> str:
@@ -35,25 +38,23 @@ def check(run: RunOptions, ctx: AgentContext) -> str:
     settings give), the tools and the approval entries (one that names no tool), the schema
     file, the store URL. `ctx` is the run's settings, resolved once (`RunOptions.context`).
     Returns the store URL."""
-    from graph.persistence.savers import kind_of
+    from graph.cli.checks import blamed, check_step_cap, check_store, env_source
     from graph.tooling.registry import registry_tools
+    from tools import mcp_tools
     from tools.mcp.approvals import check_approvals
 
-    if ctx.max_steps > ctx.max_steps_cap:
-        given = "--max-steps" if run.max_steps is not None else "REACT_AGENT_MAX_STEPS"
-        raise Stop(
-            f"{given} {ctx.max_steps} is above the cap of {ctx.max_steps_cap} steps "
-            f"(REACT_AGENT_MAX_STEPS_CAP); ask for at most {ctx.max_steps_cap}, or raise the cap.",
-            EXIT["usage"],
-        )
-    tools = registry_tools(ctx.tools, ctx.mcp_config)
+    check_step_cap(run, ctx)
+    if ctx.mcp_config:  # first: a tool list naming an MCP tool needs the servers' tools
+        with blamed(env_source(run.mcp_config, "REACT_AGENT_MCP_CONFIG")):
+            mcp_tools(ctx.mcp_config)
+    with blamed(env_source(run.tools, "REACT_AGENT_TOOLS")):
+        tools = registry_tools(ctx.tools, ctx.mcp_config)
     if ctx.approve:  # an entry may name any registry tool, not only this run's (as the graph)
         every = registry_tools(None, ctx.mcp_config) if ctx.tools else []
-        check_approvals(ctx.approve, [*every, *tools])
+        with blamed(env_source(run.approve, "REACT_AGENT_APPROVE")):
+            check_approvals(ctx.approve, [*every, *tools])
     run.response_format()
-    url = store_url(run.checkpointer)
-    kind_of(url)
-    return url
+    return check_store(run)
 
 
 class Session:
@@ -104,7 +105,10 @@ class Session:
 
     async def drive(self, payload: Any, config: dict[str, Any]) -> tuple[dict[str, Any], bool]:
         """Run until the turn ends; return the final values and whether it is paused."""
-        thread = {"configurable": {"thread_id": config["configurable"]["thread_id"]}}
+        thread_id = config["configurable"]["thread_id"]
+        thread = {"configurable": {"thread_id": thread_id}}
+        if payload is not None and not isinstance(payload, Command):
+            UNSAVED.add(thread_id)  # a new question: saved once the graph takes it, below
         snapshot = await self.agent.aget_state(config)
         if payload is None and snapshot.interrupts:
             answer = ask_decisions(snapshot.interrupts)
@@ -112,6 +116,7 @@ class Session:
                 return snapshot.values, True
             payload = Command(resume=answer)
         await self.ready()
+        UNSAVED.discard(thread_id)  # the graph saves the input first (durability "sync")
         while True:
             stream = self.agent.astream(payload, config, stream_mode=["custom"], durability="sync")
             async for _mode, chunk in stream:
@@ -157,6 +162,23 @@ def closing_line(thread_id: str, url: str, command: str | None = None) -> str:
     return f"thread {thread_id} · continue with --thread {thread_id}"
 
 
+def pause_notice(thread_id: str, url: str) -> str:
+    """What a run paused for approval says: how to answer it, or that it cannot be."""
+    if url == "memory":
+        return "Paused for approval; the memory store ends with this command, so it cannot resume."
+    return f"Paused for approval. Continue with: {resume_command(thread_id)}"
+
+
+def spent(values: dict[str, Any]) -> dict[str, int] | None:
+    """The tokens a paused run has spent so far. The run's total (`usage`) is written when it
+    ends, so a paused run's is the last run's, or none: added up here from its steps."""
+    from graph.steps import steps_of
+    from graph.usage import added
+
+    usages = [step["usage"] for step in steps_of(values) if step.get("usage")]
+    return added(*usages) if usages else None
+
+
 def report(values: dict[str, Any], thread_id: str, paused: bool, as_json: bool, url: str) -> None:
     """The end of a run: the JSON summary or a closing line, and the exit status."""
     from graph.redaction import redact
@@ -171,15 +193,13 @@ def report(values: dict[str, Any], thread_id: str, paused: bool, as_json: bool, 
             "answer": values.get("answer"),
             "error": redact(values["error"]) if values.get("error") else values.get("error"),
             "steps": steps_of(values),
-            "usage": values.get("usage"),
+            "usage": spent(values) if paused else values.get("usage"),
         }
         if values.get("structured_response") is not None:
             summary["structured_response"] = values["structured_response"]
         sys.stdout.write(json_text(summary, indent=2) + "\n")
-    elif paused and url == "memory":
-        say("Paused for approval; the memory store ends with this command, so it cannot resume.")
     elif paused:
-        say(f"Paused for approval. Continue with: {resume_command(thread_id)}")
+        say(pause_notice(thread_id, url))
     else:
         for step in steps_of(values):
             if step.get("rerun"):
@@ -199,6 +219,17 @@ def report(values: dict[str, Any], thread_id: str, paused: bool, as_json: bool, 
     raise Stop("", EXIT.get(status, 1))
 
 
+def interrupted(thread_id: str) -> str:
+    """What Ctrl-C leaves: the run saved to resume, or a question not saved yet (the model was
+    still starting), which only asking again brings back."""
+    if thread_id in UNSAVED:
+        return (
+            "Interrupted before the question was saved (the model was still starting): nothing "
+            "of it was kept, so ask it again."
+        )
+    return f"Interrupted. The run is saved; continue it with: {resume_command(thread_id)}"
+
+
 def run_turns(coro: Coroutine[Any, Any, T], thread_id: str) -> T:
     """Run the agent; on Ctrl-C say how to resume and leave at once.
 
@@ -211,7 +242,7 @@ def run_turns(coro: Coroutine[Any, Any, T], thread_id: str) -> T:
         result = loop.run_until_complete(coro)
     except KeyboardInterrupt:
         sys.stderr.write("\n")
-        say(f"Interrupted. The run is saved; continue it with: {resume_command(thread_id)}")
+        say(interrupted(thread_id))
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(130)

@@ -4,8 +4,9 @@ SQLite is the embedded default (one file under the state folder); PostgreSQL is 
 worker processes or machines sharing one store. Both are LangGraph's own savers, guarded (see
 `guarded`): a store failing mid-run is `StoreError`, an undecodable checkpoint
 `CorruptCheckpoint`, each one sentence with the thread and the way to resume. A bad URL or a
-database that cannot be reached when opening is one sentence, raised as `ConfigError`. No
-message shows a password: URLs go through `describe`, driver text through `redact`.
+database that cannot be reached when opening is one sentence, raised as `ConfigError`; a SQLite
+file that cannot be opened as a store (not a database, a folder) is a `StoreError` naming the
+file. No message shows a password: URLs go through `describe`, driver text through `redact`.
 
 `opened` / `aopened` are the one way this package opens anything on a URL (the savers here,
 the stores in `stores`): the connection, the tables, and closing.
@@ -17,12 +18,14 @@ import sqlite3
 import zlib
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from graph.persistence import postgres
+from graph.persistence.errors import StoreError, reason_of
 from graph.persistence.guarded import guarded
 from graph.persistence.urls import (
     ENV_VAR,
@@ -48,11 +51,16 @@ def opened(url: str | None, make: Make, *, eager: bool = False, **sqlite: Any) -
     if kind == "memory":
         yield make(kind, url, None, True)
     elif kind == "sqlite":
-        conn = sqlite3.connect(str(sqlite_file(url)), check_same_thread=False, **sqlite)
+        path = sqlite_file(url)
+        try:
+            conn = sqlite3.connect(str(path), check_same_thread=False, **sqlite)
+        except sqlite3.Error as exc:
+            raise unopenable(path, exc) from None
         try:
             target = make(kind, url, conn, True)
             if eager:
-                target.setup()
+                with _opening(path):
+                    target.setup()
             yield target
         finally:
             conn.close()
@@ -73,18 +81,73 @@ async def aopened(
     if kind == "memory":
         yield make(kind, url, None, False)
     elif kind == "sqlite":
-        import aiosqlite
-
-        async with aiosqlite.connect(str(sqlite_file(url)), **sqlite) as conn:
+        path = sqlite_file(url)
+        async with _aconnected(path, **sqlite) as conn:
             target = make(kind, url, conn, False)
             if eager:
-                await target.setup()
+                with _opening(path):
+                    await target.setup()
             yield target
     else:
         async with postgres.aconnection(url) as conn:
             target = make(kind, url, conn, False)
             await postgres.aset_up(url, target)
             yield target
+
+
+@asynccontextmanager
+async def _aconnected(path: Path, **options: Any) -> AsyncIterator[Any]:
+    """An aiosqlite connection to `path`, closed on the way out. When SQLite cannot open the
+    file (a folder, no permission) aiosqlite stops its worker thread without waiting for it;
+    the thread then reports to the event loop, which `asyncio.run` may have closed by then,
+    and prints a traceback. So the thread is waited for here, while the loop still runs."""
+    import aiosqlite
+
+    conn = aiosqlite.connect(str(path), **options)
+    try:
+        await conn
+    except sqlite3.Error as exc:
+        await _worker_ended(conn)
+        raise unopenable(path, exc) from None
+    try:
+        yield conn
+    finally:
+        await conn.close()
+
+
+async def _worker_ended(conn: Any) -> None:
+    """Wait (off the loop, briefly) for an aiosqlite connection's worker thread to end."""
+    import asyncio
+
+    from graph._compat import aiosqlite_worker  # on this failure path only: it loads LangChain
+
+    worker = aiosqlite_worker(conn)
+    if worker is not None and worker.is_alive():
+        await asyncio.to_thread(worker.join, 5)
+
+
+@contextmanager
+def _opening(path: Path) -> Iterator[None]:
+    """Setting up the tables is the first read of the file: a driver error there means the
+    file is not a store this command can use, said in one sentence naming it."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        raise unopenable(path, exc) from None
+
+
+def unopenable(path: Path, exc: sqlite3.Error) -> StoreError:
+    """One sentence for a SQLite store that cannot be opened: the file, SQLite's reason, and
+    what to do (wait for a lock; else give a store that is a SQLite database)."""
+    reason = reason_of(exc)
+    if "locked" in reason or "busy" in reason:
+        advice = "wait for the other process that holds it to finish, then try again"
+    else:
+        advice = (
+            f"give --checkpointer or {ENV_VAR} a SQLite database file, or move this one "
+            "aside to start an empty store"
+        )
+    return StoreError(f"The SQLite checkpointer {path} cannot be opened ({reason}); {advice}.")
 
 
 class _Zlib:

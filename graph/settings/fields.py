@@ -6,6 +6,7 @@ The package docstring (`graph.settings`) says who may set what."""
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from typing_extensions import TypedDict
@@ -205,6 +206,25 @@ class AgentContext(BaseModel):
     @classmethod
     def _empty_is_none(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("model")
+    @classmethod
+    def _named_model(cls, value: str) -> str:
+        """An empty name would reach the endpoint as model '' and fail there, after the
+        question was saved: refused here, before anything runs."""
+        if not value.strip():
+            raise ValueError("needs a model name, e.g. gpt-4o-mini (or `local`, the embedded one)")
+        return value
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        """An endpoint without http(s):// is taken by the client as a path and fails on the
+        first model call, after the question was saved: refused here, before anything runs."""
+        parts = urlsplit(value) if value is not None else None
+        if parts is not None and (parts.scheme not in ("http", "https") or not parts.netloc):
+            raise ValueError("must be an http:// or https:// URL, e.g. http://localhost:8000/v1")
+        return value
 
 
 def _field_extra(name: str) -> dict[str, Any]:

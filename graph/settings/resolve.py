@@ -146,6 +146,7 @@ def _explain(
         except ValueError:  # an int past Python's 4300-digit str() limit
             shown = "a number too large to show"
         shown = shown if len(shown) <= 80 else shown[:77] + "..."
-        problems.append(f"{where}: {error['msg']}, got {shown}")
+        message = error["msg"].removeprefix("Value error, ")  # our validators' own words
+        problems.append(f"{where}: {message}, got {shown}")
     lead = "Refused run context" if fields <= run else "Invalid agent configuration"
     return f"{lead}: " + "; ".join(problems) + "."

@@ -4,8 +4,11 @@ of every jump, every input check or every tool's injected state silently stoppin
 
 from __future__ import annotations
 
+import threading
+from pathlib import Path
 from typing import Annotated, Any
 
+import pytest
 from langchain.agents.middleware import AgentMiddleware, AgentState, before_model, hook_config
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
@@ -235,3 +238,24 @@ def test_a_wrap_span_and_a_node_policy_are_langchains() -> None:
     finally:
         configure_trace_policy(None)
     assert node_trace_policy(None).process_inputs({"messages": [1]}) == {"messages": [1]}
+
+
+def test_a_failed_aiosqlite_connection_has_a_worker_thread_to_wait_for(tmp_path: Path) -> None:
+    """`aiosqlite_worker`: the thread a connection that failed to open leaves running."""
+    import asyncio
+    import sqlite3
+
+    import aiosqlite
+
+    from graph._compat import aiosqlite_worker
+
+    async def failing() -> Any:
+        conn = aiosqlite.connect(str(tmp_path))  # a folder: SQLite cannot open it
+        with pytest.raises(sqlite3.Error):
+            await conn
+        worker = aiosqlite_worker(conn)
+        assert isinstance(worker, threading.Thread)
+        await asyncio.to_thread(worker.join, 5)
+        return worker
+
+    assert not asyncio.run(failing()).is_alive()

@@ -19,20 +19,21 @@ from graph.cli.output import json_lines, say, visible, visible_json
 def config(run: o.RunOptions) -> None:
     """Show the settings a run would use (never the API key), where each value comes from
     (option, environment, .env, embedded-model default, default) and where state is stored.
-    Takes the options a run takes."""
+    Takes the options a run takes, and refuses what a run refuses."""
     import os
 
     before = frozenset(os.environ)  # run_command reads .env next: what it adds is its own
 
     def body() -> None:
-        from graph.cli.locations import store_url
+        from graph.cli.checks import check_light
         from graph.redaction import redact
         from graph.settings import resolve_context
 
         ctx = resolve_context(run.settings(), labels=run.flags())
         run.response_format()  # a bad --schema is one sentence here too
+        url = check_light(run, ctx, create=False)  # what every run refuses, config refuses too
         rows = _rows(ctx, run, before)
-        rows["checkpointer"] = (store_url(run.checkpointer), _source(run, before)["checkpointer"])
+        rows["checkpointer"] = (url, _source(run, before)["checkpointer"])
         width = max(map(len, rows))
         for name, (value, source) in rows.items():  # URLs can carry credentials
             print(f"{name:{width}}  {visible(redact(value))}  ({source})")

@@ -112,7 +112,7 @@ def threads(
         from graph.persistence.threads import athread_rows
         from graph.redaction import redact
 
-        o.positive("--limit", limit)
+        o.positive("--limit", limit, most=2**63 - 1)  # SQLite's and PostgreSQL's largest
 
         async def read(session: Any) -> tuple[list[dict[str, Any]], list[str]]:
             rows, unreadable = await athread_rows(session.agent, limit, session.saver)

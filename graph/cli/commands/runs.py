@@ -44,7 +44,7 @@ def chat(thread: o.Thread = None, *, run: o.RunOptions) -> None:
     def body() -> None:
         from graph.cli.approvals import read_line
         from graph.cli.output import error
-        from graph.cli.session import check, closing_line, open_thread, run_turns
+        from graph.cli.session import check, closing_line, open_thread, pause_notice, run_turns
         from graph.redaction import redact
 
         thread_id = o.thread_id(thread) or uuid.uuid4().hex[:12]
@@ -57,23 +57,25 @@ def chat(thread: o.Thread = None, *, run: o.RunOptions) -> None:
         # the prompt is for a person: piped input gets none (the answers alone go to stdout)
         prompt = "you> " if is_terminal(sys.stdin) else ""
 
-        async def conversation(session: Any) -> None:
+        async def conversation(session: Any) -> bool:
             await session.ready()
             say(f"thread {thread_id} · /exit or Ctrl-D to leave")
             while True:
                 line = read_line(prompt)
                 if line is None or line.strip() in ("/exit", "/quit"):
-                    return
+                    return False
                 if not line.strip():
                     continue
                 config = {"configurable": {"thread_id": thread_id}}
                 values, paused = await session.drive({"messages": [("user", line)]}, config)
-                if paused:
-                    return
+                if paused:  # ended as ask and resume end: the resume command, exit 4
+                    return True
                 if values.get("status") == "error":
                     error(redact(values.get("error")))
 
-        run_turns(open_thread(run, thread_id, False, conversation, ctx), thread_id)
+        if run_turns(open_thread(run, thread_id, False, conversation, ctx), thread_id):
+            say(pause_notice(thread_id, url))
+            raise o.Stop("", o.EXIT["paused"])
         say(closing_line(thread_id, url, "chat"))
 
     run_command(body)
@@ -162,10 +164,12 @@ def _run_thread(
             from graph.cli.warmup import start_model
 
             start_model(run, ctx)
-        from graph.cli.session import check, open_thread, report, run_turns
+        from graph.cli.session import UNSAVED, check, open_thread, report, run_turns
 
         thread_id = o.thread_id(thread) or (uuid.uuid4().hex[:12] if new else "")
         url = check(run, ctx)
+        if new:  # the question is saved only once the graph takes it (Ctrl-C says so)
+            UNSAVED.add(thread_id)
 
         async def on_thread(session: Any) -> tuple[dict[str, Any], bool]:
             return await go(session, thread_id)
