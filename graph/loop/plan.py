@@ -85,8 +85,12 @@ def prepare(b: Bindings, state: AgentState) -> Plan:
         chosen = "text" if local or factory.known_text_only(ctx.model) else "native"
     if run.get("protocol") != chosen:
         plan.update["run"] = {**plan.update.get("run", {}), "protocol": chosen}
-    approve = ctx.approve
-    if list(run.get("approve") or []) != approve:  # rides along: a resume keeps the policy
+    # the run's approval policy rides along: a resume without the context that set it (the
+    # SDK, Agent Chat UI and Studio resume with a command alone) still asks; a new turn
+    # takes its own
+    kept = [] if reset is not None else list(run.get("approve") or [])
+    approve = [*kept, *(name for name in ctx.approve if name not in kept)]
+    if list(run.get("approve") or []) != approve:
         plan.update["run"] = {**plan.update.get("run", {}), "approve": approve}
     messages = conversation(view)
     plan.protocol, plan.tools, plan.local = chosen, tools, local

@@ -26,7 +26,7 @@ from graph.loop.plan import Plan, bounds
 from graph.models.call import acall_model, call_model
 from graph.policies.structured_answer import StructuredAnswer
 from graph.protocols.text.chat_model import TextReAct
-from graph.protocols.text.prompts import READ_CALLS, calls_digest, step_as_text
+from graph.protocols.text.prompts import READ, step_as_text, step_digest
 from graph.protocols.text.replies import read_text_reply
 from graph.tooling.runner import ArgumentsError, coerce_arguments
 
@@ -146,7 +146,7 @@ def read_reply(plan: Plan, reply: AIMessage, request: ModelRequest) -> AIMessage
         meta.update({m.MARK: "answer", m.THOUGHT: decision.thought})
         return _stored(reply, plan, decision.text, [], meta)
     if isinstance(decision, protocols.Act):
-        calls = _fitted(decision.calls, plan.tools) if plan.protocol == "text" else decision.calls
+        calls = _fitted(decision.calls, plan.tools)
         meta[m.STEP] = plan.steps + 1  # numbered here, in the one copy (think checks it)
         if decision.note:
             meta[m.NOTE] = decision.note
@@ -171,8 +171,8 @@ def _stored(
             update["tool_calls"] = calls
         return reply.model_copy(update=update)
     raw = meta.pop(m.RAW, None)
-    read = reply.response_metadata.get(READ_CALLS)
-    kept = {k: v for k, v in reply.response_metadata.items() if k not in (m.RAW, READ_CALLS)}
+    read = reply.response_metadata.get(READ)
+    kept = {k: v for k, v in reply.response_metadata.items() if k not in (m.RAW, READ)}
     # the step alone, every other field reset: a copy skips validating the reply again, and
     # `calls` are already well-formed (`_fitted`). The provider's extras go: its
     # `additional_kwargs` may hold native `tool_calls`, which a reload would turn into calls.
@@ -199,15 +199,17 @@ def _with_text_if_not_derivable(bare: AIMessage, raw: str | None, read: str | No
     keeps the digest, so a later edit of the calls is noticed (`prompts.step_as_text`)."""
     if raw is None or step_as_text(bare) == raw:
         return bare
-    if read is not None and read != calls_digest(bare.tool_calls):
+    if read is not None and read != step_digest(bare.text, bare.tool_calls):
         return bare
-    extra = {m.RAW: raw, READ_CALLS: read} if read is not None else {m.RAW: raw}
+    extra = {m.RAW: raw, READ: read} if read is not None else {m.RAW: raw}
     return bare.model_copy(update={"response_metadata": {**bare.response_metadata, **extra}})
 
 
 def _fitted(calls: list[dict[str, Any]], tools: list[Any]) -> list[dict[str, Any]]:
-    """Text-protocol inputs fitted to the tool's schema now, so the stored call (and every tool
-    card that shows it) has the arguments the tool will get."""
+    """The calls' inputs fitted to the tool's schema now (`coerce_arguments`: JSON text
+    decoded, a lone misnamed key renamed), so the stored call, the review a person decides on
+    and every tool card that shows it have the arguments the tool will get: fitted later,
+    inside the tool runner, an approved call could run with other arguments than shown."""
     by_name = {t.name: t for t in tools}
     out = []
     for call in calls:

@@ -6,6 +6,7 @@ own "Successfully handled tool call." when the user types during an approval pau
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage, ToolMessage
@@ -45,18 +46,19 @@ def new_turn(state: AgentState) -> dict[str, Any] | None:
             "ended_by": None,
             "tokens": None,
         },
-        "messages": calls_not_run(messages),
+        "messages": calls_not_run(messages, (state.get("run") or {}).get("review") or ()),
     }
 
 
-def calls_not_run(messages: list[BaseMessage]) -> list[BaseMessage]:
+def calls_not_run(messages: list[BaseMessage], waiting: Collection[str] = ()) -> list[BaseMessage]:
     """Answers for the tool calls of the last step that never ran: a pending approval that got
     a new message instead of a decision, a step a client wrote into a finished run (it is not
     run: nothing approved it), or a ToolMessage the agent did not produce while the step still
     waited (a client's stand-in). A step the model answered after is finished: the results
     it read are kept, whoever wrote them (a transcript a client keeps itself, a thread moved
-    over from another agent). Each answer stands where the call's result belongs, right after
-    its step (`placed`)."""
+    over from another agent), except for a call that still `waiting` for the review: it never
+    ran, whatever a client wrote after it (a result marked as the agent's, a forged answer).
+    Each answer stands where the call's result belongs, right after its step (`placed`)."""
     for at in range(len(messages) - 1, -1, -1):
         step = messages[at]
         if isinstance(step, AIMessage) and step.tool_calls:
@@ -64,15 +66,18 @@ def calls_not_run(messages: list[BaseMessage]) -> list[BaseMessage]:
     else:
         return []
     finished = any(isinstance(x, AIMessage) for x in messages[at + 1 :])
+    pending = set(waiting)
     ours = {
         x.tool_call_id
         for x in messages
-        if isinstance(x, ToolMessage) and (finished or m.is_our_observation(x))
+        if isinstance(x, ToolMessage)
+        and x.tool_call_id not in pending
+        and (finished or m.is_our_observation(x))
     }
     foreign = {
         x.tool_call_id: x
         for x in messages
-        if isinstance(x, ToolMessage) and not m.is_our_observation(x)
+        if isinstance(x, ToolMessage) and (x.tool_call_id in pending or not m.is_our_observation(x))
     }
     answers: list[ToolMessage] = []
     stand_ins: list[ToolMessage] = []

@@ -59,6 +59,11 @@ class ApprovalCheck:
         self.hitl = hitl
         self.mode = mode
 
+    def _gates(self, request: ToolCallRequest) -> bool:
+        """By the call's name or the tool that runs (a wrapper may resolve a loose name)."""
+        tool, name = request.tool, request.tool_call["name"]
+        return name in self.gated or (tool is not None and tool.name in self.gated)
+
     # -- sync -----------------------------------------------------------------------------
 
     def wrap_tool_call(self, request: ToolCallRequest, handler: Execute) -> Result:
@@ -71,7 +76,7 @@ class ApprovalCheck:
 
     def _checked(self, request: ToolCallRequest, handler: Execute) -> Result:
         ledger, task = _ledger(request)
-        if request.tool_call["name"] not in self.gated:
+        if not self._gates(request):
             return self._run(request, handler, ledger, task)
         decision = self._decision(request)
         if decision is None:
@@ -147,7 +152,7 @@ class ApprovalCheck:
 
     async def _achecked(self, request: ToolCallRequest, handler: AsyncExecute) -> Result:
         ledger, task = _ledger(request)
-        if request.tool_call["name"] not in self.gated:
+        if not self._gates(request):
             return await self._arun(request, handler, ledger, task)
         decision = self._decision(request)
         if decision is None:
@@ -215,11 +220,11 @@ class ApprovalCheck:
         the decision belongs to this task. batched: the review step's seal for this call id
         must verify for the tool and arguments that are about to run."""
         call = request.tool_call
-        if self.mode == "per_call":
-            return f"{_task(request)}/hitl"
+        if self.mode == "per_call":  # HITL asks by the call's name: a loose one was not asked
+            return f"{_ids(request)[1]}/hitl" if call["name"] in self.gated else None
         state = request.state if isinstance(request.state, dict) else {}
         seals = state.get("approvals") or {}
-        return sealed(_thread(request), call, seals.get(call["id"]))
+        return sealed(_ids(request)[0], call, seals.get(call["id"]))
 
 
 def refused(call: dict[str, Any]) -> ToolMessage:
@@ -261,22 +266,18 @@ def _found(state: dict[str, Any], call_id: str) -> tuple[bool, bool]:
     return False, answered
 
 
-def _thread(request: ToolCallRequest) -> str | None:
+def _ids(request: ToolCallRequest) -> tuple[str | None, str]:
     info = getattr(request.runtime, "execution_info", None)
-    return info.thread_id if info is not None else None
-
-
-def _task(request: ToolCallRequest) -> str:
-    info = getattr(request.runtime, "execution_info", None)
-    return info.task_id if info is not None else ""
+    return (info.thread_id, info.task_id) if info is not None else (None, "")
 
 
 def _ledger(request: ToolCallRequest) -> tuple[Ledger | None, str]:
     """The thread's ledger; none for a run that stores no checkpoints: it can be neither
     resumed nor replayed, so there is no later run to spend a decision or mark a rerun for."""
+    thread, task = _ids(request)
     if not checkpointed(getattr(request.runtime, "config", None)):
-        return None, _task(request)
-    return ledger_for(request.runtime.store, _thread(request)), _task(request)
+        return None, task
+    return ledger_for(request.runtime.store, thread), task
 
 
 def _marked(result: Result, request: ToolCallRequest, attempt: Attempt | None) -> Result:

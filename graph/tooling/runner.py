@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from langchain_core.tools import BaseTool, StructuredTool, Tool, ToolException
 from pydantic import ValidationError
 
 from graph.lru import LRU
@@ -48,6 +48,8 @@ def coerce_arguments(tool: BaseTool, raw: dict[str, Any] | str | None) -> dict[s
     misnamed key is renamed, JSON text is decoded. Anything else is left to validation."""
     if isinstance(raw, dict) and declares_no_schema(tool):
         return raw
+    if isinstance(tool, Tool) and tool.args_schema is None:  # one text input, however named
+        return raw if isinstance(raw, dict) else {} if raw is None else {"__arg1": raw}
     properties, required = tool_parameters(tool)
     if raw is None:
         return {}

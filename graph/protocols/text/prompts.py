@@ -16,7 +16,7 @@ from graph.protocols.native import DEFAULT_INSTRUCTIONS
 from graph.tooling.runner import declares_no_schema
 
 OBSERVATION = "Observation:"
-READ_CALLS = "react_calls"  # response_metadata key: a digest of the calls read from the text
+READ = "react_read"  # response_metadata key: a digest of what was read from the text
 
 _TEXT_FORMAT = """\
 You can use these tools:
@@ -140,7 +140,8 @@ def _not_shown(block: dict[str, Any]) -> str:
 def step_as_text(message: AIMessage) -> str:
     """An earlier step as the text protocol sends it back: the model's own text as read where it
     is kept and still says what is stored (a middleware or a person may have edited the calls
-    since: then the calls as they ran), else rendered from the stored step."""
+    or redacted the words since: then the step as stored), else rendered from the stored
+    step."""
     raw = message.response_metadata.get(RAW)
     if isinstance(raw, str) and raw.strip() and _reads_as_stored(message):
         return raw
@@ -168,16 +169,17 @@ def written_call(thought: str, name: str, args: Any) -> str:
     return "\n".join([*lines, f"Action: {name}", f"Action Input: {shown}"])
 
 
-def calls_digest(calls: Sequence[dict[str, Any]]) -> str:
-    """A short digest of calls' names and arguments: whether a step's calls are still those
-    read from its text. Computed for every step of every request, so it is cheap (the repr,
-    built in C; a checkpoint gives the arguments back in their order), not cryptographic."""
-    named = repr([(call.get("name"), call.get("args")) for call in calls])
+def step_digest(content: str, calls: Sequence[dict[str, Any]]) -> str:
+    """A short digest of a step's words and calls: whether the step still says what was read
+    from its text. Computed for every step of every request, so it is cheap (the repr, built
+    in C; a checkpoint gives the arguments back in their order), not cryptographic."""
+    named = repr((content, [(call.get("name"), call.get("args")) for call in calls]))
     return format(zlib.crc32(named.encode("utf-8", "surrogatepass")), "08x")
 
 
 def _reads_as_stored(message: AIMessage) -> bool:
-    """Whether the kept text still says what the step stores: no calls, or the calls read from
-    it (a step stored before the digest was kept is taken as read)."""
-    read = message.response_metadata.get(READ_CALLS)
-    return not message.tool_calls or read is None or read == calls_digest(message.tool_calls)
+    """Whether the kept text still says what the step stores: its words and calls as read
+    from it (a middleware may have edited the calls, or redacted the words, since); a step
+    stored before the digest was kept is taken as read."""
+    read = message.response_metadata.get(READ)
+    return read is None or read == step_digest(message.text, message.tool_calls)

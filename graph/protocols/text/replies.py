@@ -19,8 +19,9 @@ The reader (`reader.parse_react`) decides what the reply says; this module decid
 * a reply that carries native `tool_calls` after all, or a refusal: kept as the model made it.
 
 What the reader reports rides in `response_metadata`: the step as read (`react_text`: what later
-requests send back, never text the reader did not read), a digest of the calls read from it
-(so an edited call is sent back as it ran, see `prompts.step_as_text`), the thought before a
+requests send back, never text the reader did not read), a digest of the words and calls read
+from it (so an edited call or a redacted answer is sent back as stored, see
+`prompts.step_as_text`), the thought before a
 final answer, and its note (e.g. "2 more actions were ignored").
 """
 
@@ -34,7 +35,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from graph.messages import NOTE, RAW, THOUGHT, new_call_id, refused
 from graph.protocols.text.arguments import unfence
-from graph.protocols.text.prompts import READ_CALLS, calls_digest, written_call
+from graph.protocols.text.prompts import READ, step_digest, written_call
 from graph.protocols.text.reader import parse_react
 from graph.protocols.text.step import ReactStep
 from graph.protocols.text.toolset import Toolset
@@ -77,11 +78,12 @@ def read_text_reply(
         if not isinstance(args, dict):  # LangChain's name for one positional input
             args = {} if args in (None, "") else {"__arg1": args}
         call = {"name": step.tool or "", "args": args, "id": new_call_id(), "type": "tool_call"}
-        meta[READ_CALLS] = calls_digest([call])
+        meta[READ] = step_digest(step.thought, [call])
         return AIMessage(content=step.thought, tool_calls=[call], **fields)
     if step.kind == "final":
         if step.thought:
             meta[THOUGHT] = step.thought
+        meta[READ] = step_digest(step.answer or "", [])
         return AIMessage(content=step.answer or "", **fields)
     error = step.error or "the reply could not be parsed"
     invalid = {"name": None, "args": raw, "id": new_call_id(), "error": error}
