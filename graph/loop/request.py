@@ -194,9 +194,10 @@ def _with_text_if_not_derivable(bare: AIMessage, raw: str | None, read: str | No
     """A text step keeps the model's own text only where rendering the stored step gives
     something else (`step_as_text`): a well-formed step renders back to exactly what the model
     wrote, and keeping it twice would store every step's text again in the conversation. Nor
-    where the calls stored are not those read from it (`read`: their digest; the arguments
-    were fitted to the tool): the step is then sent back as the calls that run. Kept, the text
-    keeps the digest, so a later edit of the calls is noticed (`prompts.step_as_text`)."""
+    where the step stored no longer says what was read from it (`read`: the digest of its
+    words and calls; the arguments were fitted to the tool): it is then sent back as stored.
+    Kept, the text keeps the digest, so a later edit or redaction is noticed
+    (`prompts.step_as_text`)."""
     if raw is None or step_as_text(bare) == raw:
         return bare
     if read is not None and read != step_digest(bare.text, bare.tool_calls):
