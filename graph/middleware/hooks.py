@@ -10,6 +10,7 @@ one sentence before anything of its update is stored.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -113,7 +114,7 @@ def written(middleware: AgentMiddleware, result: Any) -> Any:
         update = written(middleware, update) if isinstance(update, dict) else update
         goto = result.goto if isinstance(result.goto, list | tuple) else [result.goto]
         named = [_GOTO.get(g, g) if isinstance(g, str) else g for g in goto if g]
-        return Command(graph=result.graph, update=update, resume=result.resume, goto=named)
+        return dataclasses.replace(result, update=update, goto=named)
     if not isinstance(result, dict):
         raise TypeError(
             f"Middleware {middleware.name} returned {type(result).__name__}; a hook returns "
@@ -154,14 +155,11 @@ def _reply(messages: Any) -> str | None:
 
 def _counted(state: dict[str, Any], update: Any, tokens: dict[str, int]) -> Any:
     """The update with the hook's model calls counted (a Command's update included)."""
-    if isinstance(update, Command):
-        if isinstance(update.update, dict):
-            counted_update = with_tokens(state, update.update, tokens)
-            return Command(
-                graph=update.graph, update=counted_update, resume=update.resume, goto=update.goto
-            )
+    if not isinstance(update, Command):
+        return with_tokens(state, update, tokens)
+    if not isinstance(update.update, dict):
         return update
-    return with_tokens(state, update, tokens)
+    return dataclasses.replace(update, update=with_tokens(state, update.update, tokens))
 
 
 def answer_rewritten(state: dict[str, Any], update: Any) -> Any:

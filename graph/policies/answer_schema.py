@@ -53,11 +53,10 @@ def check_schema(schema: dict[str, Any], where: str = "response_format") -> None
         raise ValueError(f"{where}: not a valid JSON Schema{at}: {reason}.") from None
 
 
-def checked(binding: Any, value: Any, *, parsed_already: bool = False) -> Any:
-    """The value parsed by LangChain's binding for its schema, and checked against it: LangChain
-    checks a pydantic model, a TypedDict or a dataclass as it parses, but returns a JSON-schema
-    dict's value unchecked, and a run must never end answered with a value off its schema."""
-    parsed = value if parsed_already else binding.parse(value)
+def checked(binding: Any, parsed: Any) -> Any:
+    """A value LangChain's binding parsed for its schema, checked against it: LangChain checks a
+    pydantic model, a TypedDict or a dataclass as it parses, but returns a JSON-schema dict's
+    value unchecked, and a run must never end answered with a value off its schema."""
     if binding.schema_kind == "json_schema":
         from jsonschema.validators import validator_for  # imported when a JSON schema is used
 

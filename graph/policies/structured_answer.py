@@ -136,7 +136,8 @@ class StructuredAnswer(LoopPolicy):
             names = [c["name"] for c in calls]
             return self.retried(step, MultipleStructuredOutputsError(names, step), "")
         try:
-            parsed = checked(self.outputs[calls[0]["name"]], calls[0]["args"])
+            binding = self.outputs[calls[0]["name"]]
+            parsed = checked(binding, binding.parse(calls[0]["args"]))
         except Exception as exc:
             error = StructuredOutputValidationError(calls[0]["name"], exc, step)
             return self.retried(step, error, _why(exc))
@@ -163,7 +164,7 @@ class StructuredAnswer(LoopPolicy):
             return response
         try:
             binding = ProviderStrategyBinding.from_schema_spec(strategy.schema_spec)
-            parsed = checked(binding, binding.parse(step), parsed_already=True)
+            parsed = checked(binding, binding.parse(step))
         except Exception as exc:
             return _unusable(step, f"the answer did not match its schema: {_why(exc)}")
         return ModelResponse(result=list(response.result), structured_response=parsed)
@@ -182,7 +183,7 @@ class StructuredAnswer(LoopPolicy):
         else:
             for binding in self.outputs.values():
                 try:
-                    return _json_answered(step, value, checked(binding, value))
+                    return _json_answered(step, value, checked(binding, binding.parse(value)))
                 except Exception as exc:
                     problems.append(_why(exc))
         why = f"the Final Answer must be one JSON object matching the schema ({problems[0]})"

@@ -145,20 +145,16 @@ def step_as_text(message: AIMessage) -> str:
     raw = message.response_metadata.get(RAW)
     if isinstance(raw, str) and raw.strip() and _reads_as_stored(message):
         return raw
-    thought = message.text.strip()
-    if message.tool_calls:
-        return "\n".join(
-            written_call(thought if i == 0 else "", call["name"], call["args"])
-            for i, call in enumerate(message.tool_calls)
-        )
-    if message.invalid_tool_calls and kind_of(message) != "invalid":  # a native model's
+    invalid = kind_of(message) == "invalid"  # the agent's mark: its text is the reply as read
+    # the calls, or a native model's broken ones (their argument text as it was written)
+    calls = message.tool_calls or ([] if invalid else message.invalid_tool_calls)
+    if calls:
+        thought = message.text.strip()
         return "\n".join(
             written_call(thought if i == 0 else "", call.get("name") or "", call.get("args"))
-            for i, call in enumerate(message.invalid_tool_calls)
+            for i, call in enumerate(calls)
         )
-    if kind_of(message) == "invalid":
-        return message.text
-    return f"Final Answer: {message.text}"
+    return message.text if invalid else f"Final Answer: {message.text}"
 
 
 def written_call(thought: str, name: str, args: Any) -> str:
