@@ -11,6 +11,7 @@ import gc
 import os
 import sys
 from collections.abc import Coroutine
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from langgraph.types import Command
@@ -27,9 +28,19 @@ from graph.persistence.stores import open_async_store
 from graph.settings import AgentContext
 
 T = TypeVar("T")
-# Threads whose new question is not saved yet: until the graph takes it (after the model has
-# started, which for the embedded one takes seconds), Ctrl-C loses it, and must say so.
-UNSAVED: set[str] = set()
+
+
+@dataclass
+class Unsaved:
+    """Whether the command's new question is still unsaved, for what Ctrl-C says.
+
+    Until the graph takes a new question (after the model has started, which for the embedded
+    one takes seconds) Ctrl-C loses it, and must say so rather than promise a resume. One per
+    command invocation, made by the command and handed to `open_thread` (its `Session` sets and
+    clears it) and to `run_turns` (which reads it on Ctrl-C): no module-level state (DESIGN).
+    """
+
+    question: bool = False
 
 
 def check(run: RunOptions, ctx: AgentContext) -> str:
@@ -73,6 +84,7 @@ class Session:
         quiet: bool,
         store: Any = None,
         ctx: AgentContext | None = None,
+        unsaved: Unsaved | None = None,
     ) -> None:
         from graph.agent import build_graph
         from graph.tooling.registry import registry_tools
@@ -88,6 +100,7 @@ class Session:
         self.url = url
         self.printer = StepPrinter(quiet=quiet)
         self.ctx = ctx
+        self.unsaved = unsaved if unsaved is not None else Unsaved()
         self.started = False
 
     async def ready(self) -> None:
@@ -105,10 +118,9 @@ class Session:
 
     async def drive(self, payload: Any, config: dict[str, Any]) -> tuple[dict[str, Any], bool]:
         """Run until the turn ends; return the final values and whether it is paused."""
-        thread_id = config["configurable"]["thread_id"]
-        thread = {"configurable": {"thread_id": thread_id}}
+        thread = {"configurable": {"thread_id": config["configurable"]["thread_id"]}}
         if payload is not None and not isinstance(payload, Command):
-            UNSAVED.add(thread_id)  # a new question: saved once the graph takes it, below
+            self.unsaved.question = True  # a new question: saved once the graph takes it, below
         snapshot = await self.agent.aget_state(config)
         if payload is None and snapshot.interrupts:
             answer = ask_decisions(snapshot.interrupts)
@@ -116,7 +128,7 @@ class Session:
                 return snapshot.values, True
             payload = Command(resume=answer)
         await self.ready()
-        UNSAVED.discard(thread_id)  # the graph saves the input first (durability "sync")
+        self.unsaved.question = False  # the graph saves the input first (durability "sync")
         while True:
             stream = self.agent.astream(payload, config, stream_mode=["custom"], durability="sync")
             async for _mode, chunk in stream:
@@ -131,18 +143,25 @@ class Session:
 
 
 async def open_thread(
-    run: RunOptions, thread_id: str, quiet: bool, body: Any, ctx: AgentContext | None = None
+    run: RunOptions,
+    thread_id: str,
+    quiet: bool,
+    body: Any,
+    ctx: AgentContext | None = None,
+    *,
+    unsaved: Unsaved,
 ) -> Any:
     """Open the checkpoints and the store beside them (the approval and call ledger lives
     there), take the thread's lock, and run `body(session)` (`ctx`: the run's settings,
-    resolved once by the command)."""
+    resolved once by the command; `unsaved`: the command's, kept up to date by the session)."""
     target = store_url(run.checkpointer)
     async with (
         open_async_saver(target) as saver,
         open_async_store(target) as store,
         thread_lock(target, thread_id),
     ):
-        return await body(Session(saver, run, target, quiet=quiet, store=store, ctx=ctx))
+        session = Session(saver, run, target, quiet=quiet, store=store, ctx=ctx, unsaved=unsaved)
+        return await body(session)
 
 
 async def with_store(url: str | None, body: Any) -> Any:
@@ -219,10 +238,10 @@ def report(values: dict[str, Any], thread_id: str, paused: bool, as_json: bool, 
     raise Stop("", EXIT.get(status, 1))
 
 
-def interrupted(thread_id: str) -> str:
+def interrupted(thread_id: str, unsaved: Unsaved) -> str:
     """What Ctrl-C leaves: the run saved to resume, or a question not saved yet (the model was
     still starting), which only asking again brings back."""
-    if thread_id in UNSAVED:
+    if unsaved.question:
         return (
             "Interrupted before the question was saved (the model was still starting): nothing "
             "of it was kept, so ask it again."
@@ -230,8 +249,9 @@ def interrupted(thread_id: str) -> str:
     return f"Interrupted. The run is saved; continue it with: {resume_command(thread_id)}"
 
 
-def run_turns(coro: Coroutine[Any, Any, T], thread_id: str) -> T:
-    """Run the agent; on Ctrl-C say how to resume and leave at once.
+def run_turns(coro: Coroutine[Any, Any, T], thread_id: str, unsaved: Unsaved) -> T:
+    """Run the agent; on Ctrl-C say how to resume (or, per `unsaved`, that the new question
+    was not kept) and leave at once.
 
     Every finished step is already checkpointed (durability "sync"). A tool still running in a
     worker thread cannot be cancelled, and waiting for it would make Ctrl-C hang, so the process
@@ -242,7 +262,7 @@ def run_turns(coro: Coroutine[Any, Any, T], thread_id: str) -> T:
         result = loop.run_until_complete(coro)
     except KeyboardInterrupt:
         sys.stderr.write("\n")
-        say(interrupted(thread_id))
+        say(interrupted(thread_id, unsaved))
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(130)

@@ -44,7 +44,14 @@ def chat(thread: o.Thread = None, *, run: o.RunOptions) -> None:
     def body() -> None:
         from graph.cli.approvals import read_line
         from graph.cli.output import error
-        from graph.cli.session import check, closing_line, open_thread, pause_notice, run_turns
+        from graph.cli.session import (
+            Unsaved,
+            check,
+            closing_line,
+            open_thread,
+            pause_notice,
+            run_turns,
+        )
         from graph.redaction import redact
 
         thread_id = o.thread_id(thread) or uuid.uuid4().hex[:12]
@@ -73,7 +80,9 @@ def chat(thread: o.Thread = None, *, run: o.RunOptions) -> None:
                 if values.get("status") == "error":
                     error(redact(values.get("error")))
 
-        if run_turns(open_thread(run, thread_id, False, conversation, ctx), thread_id):
+        unsaved = Unsaved()  # this command's: each new line is unsaved until the graph takes it
+        opened = open_thread(run, thread_id, False, conversation, ctx, unsaved=unsaved)
+        if run_turns(opened, thread_id, unsaved):
             say(pause_notice(thread_id, url))
             raise o.Stop("", o.EXIT["paused"])
         say(closing_line(thread_id, url, "chat"))
@@ -164,17 +173,18 @@ def _run_thread(
             from graph.cli.warmup import start_model
 
             start_model(run, ctx)
-        from graph.cli.session import UNSAVED, check, open_thread, report, run_turns
+        from graph.cli.session import Unsaved, check, open_thread, report, run_turns
 
         thread_id = o.thread_id(thread) or (uuid.uuid4().hex[:12] if new else "")
         url = check(run, ctx)
-        if new:  # the question is saved only once the graph takes it (Ctrl-C says so)
-            UNSAVED.add(thread_id)
+        # this command's; a new question is saved only once the graph takes it (Ctrl-C says so)
+        unsaved = Unsaved(question=new)
 
         async def on_thread(session: Any) -> tuple[dict[str, Any], bool]:
             return await go(session, thread_id)
 
-        values, paused = run_turns(open_thread(run, thread_id, as_json, on_thread, ctx), thread_id)
+        opened = open_thread(run, thread_id, as_json, on_thread, ctx, unsaved=unsaved)
+        values, paused = run_turns(opened, thread_id, unsaved)
         report(values, thread_id, paused, as_json, url)
 
     run_command(body)
