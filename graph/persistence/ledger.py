@@ -200,20 +200,21 @@ def ledger_for(store: BaseStore | None, thread_id: str | None) -> Ledger | None:
 
 
 def fallback_store() -> BaseStore:
-    """The state folder's ledger file, opened once per process and folder."""
-    path = str(private_dir(state_dir()) / FILE)
+    """The state folder's ledger file, opened once per process and folder (the folder made
+    then, not looked for at every call)."""
     with _OPENING:  # parallel calls of one step would set the file up twice
-        return _file_store(path)
+        return _file_store(str(state_dir()))
 
 
 _OPENING = threading.Lock()
 
 
 @lru_cache(maxsize=4)
-def _file_store(path: str) -> BaseStore:
+def _file_store(folder: str) -> BaseStore:
     from langgraph.store.sqlite import SqliteStore
 
-    private_file(Path(path))
+    path = private_dir(Path(folder)) / FILE
+    private_file(path)
     conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
     # a committed write survives a killed process without an fsync per call
     conn.execute("PRAGMA journal_mode=WAL")
