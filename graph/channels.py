@@ -29,6 +29,7 @@ _RUN_TYPES: dict[str, tuple[type, ...]] = {
     "protocol": (str, type(None)),
     "approve": (list,),
     "review": (list,),
+    "asking": (list,),
     "invalid": (str, type(None)),
     "invalid_streak": (int,),
     "wrap_up": (bool,),

@@ -24,7 +24,6 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from langchain_core.messages import RemoveMessage
 from langgraph.channels.base import BaseChannel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
@@ -32,10 +31,11 @@ from langgraph.types import Command
 from pydantic import BaseModel
 
 from graph.channels import CHECKS
-from graph.message_reducer import check_messages, unknown_removals
+from graph.message_reducer import check_messages
 from graph.middleware.hooks import CREATE_AGENT_NODES
 from graph.middleware.schema import private_keys
 from graph.state import LOOP_KEYS, run_status
+from graph.thread_writes import check_against_thread, needs_thread, waiting_calls
 
 # Where the served graph's factory puts the run context as the server received it, before the
 # server drops the keys the context schema does not list (`graph.agent.served_graph`).
@@ -68,34 +68,34 @@ class AgentGraph(CompiledStateGraph):
     checked before LangGraph stores it (the module's docstring)."""
 
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
-        input, removing = self._checked_input(input)
+        input, thread_checks = self._checked_input(input)
         kwargs = self._run_options(kwargs)
-        if removing and self._has_threads(config):
-            _check_removals(removing, self.get_state(config))
+        if thread_checks and self._has_threads(config):
+            _check_against_thread(thread_checks, self.get_state(config), _deciding(input))
         if _continues(input, config) and self._has_threads(config):
-            _check_resume(self.get_state(config))
+            _check_resume(self.get_state(config), input)
         yield from super().stream(input, config, **kwargs)
 
     async def astream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
-        input, removing = self._checked_input(input)
+        input, thread_checks = self._checked_input(input)
         kwargs = self._run_options(kwargs)
-        if removing and self._has_threads(config):
-            _check_removals(removing, await self.aget_state(config))
+        if thread_checks and self._has_threads(config):
+            _check_against_thread(thread_checks, await self.aget_state(config), _deciding(input))
         if _continues(input, config) and self._has_threads(config):
-            _check_resume(await self.aget_state(config))
+            _check_resume(await self.aget_state(config), input)
         async for part in super().astream(input, config, **kwargs):
             yield part
 
     def bulk_update_state(self, config: Any, supersteps: Any) -> Any:
         supersteps = _our_names(supersteps)
-        if removing := self._check_supersteps(supersteps):
-            _check_removals(removing, self.get_state(config))
+        if thread_checks := self._check_supersteps(supersteps):
+            _check_against_thread(thread_checks, self.get_state(config))
         return super().bulk_update_state(config, supersteps)
 
     async def abulk_update_state(self, config: Any, supersteps: Any) -> Any:
         supersteps = _our_names(supersteps)
-        if removing := self._check_supersteps(supersteps):
-            _check_removals(removing, await self.aget_state(config))
+        if thread_checks := self._check_supersteps(supersteps):
+            _check_against_thread(thread_checks, await self.aget_state(config))
         return await super().abulk_update_state(config, supersteps)
 
     def _has_threads(self, config: Any) -> bool:
@@ -115,15 +115,16 @@ class AgentGraph(CompiledStateGraph):
         return options if served is None else {**options, "context": served}
 
     def _checked_input(self, input: Any) -> tuple[Any, list[Any]]:
-        """The input as LangGraph takes it, and the `messages` writes of a command that remove
-        messages (checked against the thread by the caller). An input's own removals are
-        applied before LangGraph stores them."""
-        if isinstance(input, Mapping):  # only the input schema's keys reach the state
-            keys = self.input_channels
-            self._check_writes(((k, v) for k, v in input.items() if k in keys), protect=False)
+        """The input as LangGraph takes it, and the `messages` writes the caller checks against
+        the thread (`graph.thread_writes.needs_thread`)."""
         if not isinstance(input, Command):
-            return input, []
-        removing = self._check_writes(_writes(input.update), protect=True)
+            if not isinstance(input, Mapping):
+                return input, []
+            keys = self.builder.schemas[self.builder.input_schema]  # what reaches the state
+            writes = ((k, v) for k, v in input.items() if k in keys)
+            checked = self._check_writes(writes, protect=False)
+            return input, [v for v in checked if needs_thread(v)]
+        thread_checks = self._check_writes(_writes(input.update), protect=True)
         if input.goto is None:
             input = dataclasses.replace(input, goto=())
         if input.resume is None and input.update is None and not input.goto:
@@ -131,11 +132,11 @@ class AgentGraph(CompiledStateGraph):
                 "The command carries nothing: send Command(resume=...) with the decisions for a "
                 "paused run, or new messages as input."
             )
-        return input, removing
+        return input, thread_checks
 
     def _check_supersteps(self, supersteps: Any) -> list[Any]:
-        """Each superstep's writes checked; the `messages` writes that remove messages."""
-        removing: list[Any] = []
+        """Each superstep's writes checked; the `messages` writes to check against the thread."""
+        thread_checks: list[Any] = []
         for superstep in supersteps or ():
             writes: list[tuple[str, Any]] = []
             for update in superstep or ():
@@ -143,24 +144,24 @@ class AgentGraph(CompiledStateGraph):
                 if as_node == "__copy__" and isinstance(values, (list, tuple)):
                     # a fork with updates: they are applied as the next superstep
                     items = [item for item in values if _is_update(item)]
-                    removing.extend(self._check_supersteps([items]))
+                    thread_checks.extend(self._check_supersteps([items]))
                     continue
                 writes.extend(_writes(values))
-            removing.extend(self._check_writes(writes, protect=True))
-        return removing
+            thread_checks.extend(self._check_writes(writes, protect=True))
+        return thread_checks
 
     def _check_writes(self, writes: Iterable[tuple[str, Any]], *, protect: bool) -> list[Any]:
         """One superstep's writes, refused in one sentence when a value is malformed for its
         channel, or (`protect`) when a key is one only the agent writes. Returns the
-        `messages` writes that remove messages."""
+        `messages` writes to check against the thread (`thread_writes.needs_thread`)."""
         grouped: dict[str, list[Any]] = defaultdict(list)
         for key, value in writes:
             grouped[key].append(value)
         for key, values in grouped.items():
             _check_channel(key, self.channels.get(key), values)
-        removing = [v for v in grouped.get("messages", ()) if _removes(v)]
+        thread_checks = [v for v in grouped.get("messages", ()) if needs_thread(v)]
         if not protect:
-            return removing
+            return thread_checks
         guarded = LOOP_KEYS | _private_keys(self.builder.state_schema)
         for key in grouped:
             if key in guarded:
@@ -169,7 +170,7 @@ class AgentGraph(CompiledStateGraph):
                     f"State update refused: {key!r} is {what}, which only the agent's own "
                     "steps write; no state update or command may set it."
                 )
-        return removing
+        return thread_checks
 
 
 @functools.lru_cache(maxsize=64)
@@ -202,24 +203,14 @@ def _check_channel(key: str, spec: Any, values: list[Any]) -> None:
         ) from None
 
 
-def _removes(value: Any) -> bool:
-    """Whether a `messages` write may remove a message (a `RemoveMessage`, or a dict that can
-    be one): only then is it checked against the thread."""
-    items = value if isinstance(value, list) else [value]
-    return any(isinstance(m, (RemoveMessage, dict)) for m in items)
-
-
-def _check_removals(written: list[Any], snapshot: Any) -> None:
-    """A removal of a message the thread does not hold is refused now: `add_messages` would
-    refuse it only when applied, after LangGraph stored it."""
-    current = list((snapshot.values or {}).get("messages") or [])
+def _check_against_thread(written: list[Any], snapshot: Any, deciding: bool = False) -> None:
+    """The `messages` writes that need the thread, checked against it (`graph.thread_writes`)."""
     for value in written:
-        unknown = unknown_removals(current, value)
-        if unknown:
-            raise ValueError(
-                f"'messages' update refused: it removes {', '.join(map(repr, unknown[:3]))}, "
-                "which the thread does not hold."
-            )
+        check_against_thread(snapshot.values or {}, value, deciding=deciding)
+
+
+def _deciding(input: Any) -> bool:
+    return isinstance(input, Command) and input.resume is not None
 
 
 def our_node_names(names: Any) -> Any:
@@ -285,13 +276,20 @@ def _continues(input: Any, config: Any) -> bool:
     return input is None and "checkpoint_id" not in ((config or {}).get("configurable") or {})
 
 
-def _check_resume(snapshot: Any) -> None:
+def _check_resume(snapshot: Any, input: Any) -> None:
     """A resume needs a paused run; a run cut short by a store failure (status still
-    `running`, nothing next) may be continued too."""
+    `running`, nothing next) may be continued too. A decision answers a question that was
+    asked: where calls wait for one and none is asked at this checkpoint (a state update
+    changed the thread after the pause), it would answer the next question unseen."""
     if not snapshot.next and run_status(snapshot.values or {}) != "running":
         status = (snapshot.values or {}).get("status")
         where = f"its last run ended with status {status!r}" if status else "it has no run yet"
         raise NothingToResume(
             f"Nothing to resume: no run on this thread is paused ({where}); send a new message "
             "instead."
+        )
+    if _deciding(input) and not snapshot.interrupts and waiting_calls(snapshot.values or {}):
+        raise NothingToResume(
+            "Nothing to resume: no question is asked at this point (the thread changed after "
+            "the pause); continue the run (input None) to be asked about the calls as they are."
         )

@@ -78,6 +78,7 @@ class Run(TypedDict, total=False):
     protocol: str | None  # the protocol this run settled on (auto resolved, fallback)
     approve: list[str]  # the approval policy the run started with (resumes keep it)
     review: list[str]  # ids of the calls of this step that wait for a person's decision
+    asking: list[str]  # per_call: the step's calls HITL asks about inside act (`loop.turn`)
     invalid: str | None  # why the model's last reply could not be used
     invalid_streak: int
     wrap_up: bool  # the step limit's closing call (`StepLimit` marks its request; not stored)

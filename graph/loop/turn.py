@@ -26,6 +26,7 @@ def new_turn(state: AgentState) -> dict[str, Any] | None:
     )
     if run_status(state) == "running" and not from_user:
         return None
+    run = state.get("run") or {}
     question = next((x for x in reversed(messages) if m.is_user_message(x)), None)
     cleared = {key: None for key in ("answer", "error") if state.get(key) is not None}
     # written only where set: every written channel costs a version entry (`run_status`)
@@ -45,19 +46,24 @@ def new_turn(state: AgentState) -> dict[str, Any] | None:
             "closed": False,
             "ended_by": None,
             "tokens": None,
+            **({"asking": []} if run.get("asking") else {}),
         },
-        "messages": calls_not_run(messages, (state.get("run") or {}).get("review") or ()),
+        "messages": calls_not_run(messages, run.get("review") or (), run.get("asking") or ()),
     }
 
 
-def calls_not_run(messages: list[BaseMessage], waiting: Collection[str] = ()) -> list[BaseMessage]:
+def calls_not_run(
+    messages: list[BaseMessage], waiting: Collection[str] = (), asking: Collection[str] = ()
+) -> list[BaseMessage]:
     """Answers for the tool calls of the last step that never ran: a pending approval that got
     a new message instead of a decision, a step a client wrote into a finished run (it is not
     run: nothing approved it), or a ToolMessage the agent did not produce while the step still
     waited (a client's stand-in). A step the model answered after is finished: the results
     it read are kept, whoever wrote them (a transcript a client keeps itself, a thread moved
-    over from another agent), except for a call that still `waiting` for the review: it never
-    ran, whatever a client wrote after it (a result marked as the agent's, a forged answer).
+    over from another agent), except for a call that still `waiting` for the review (it never
+    ran, whatever a client wrote after it: a result marked as the agent's, a forged answer) or
+    one approval middleware was `asking` about inside act (per_call mode): only the agent's
+    own result says it ran (a client cannot write one: `messages.forged_observations`).
     Each answer stands where the call's result belongs, right after its step (`placed`)."""
     for at in range(len(messages) - 1, -1, -1):
         step = messages[at]
@@ -66,13 +72,13 @@ def calls_not_run(messages: list[BaseMessage], waiting: Collection[str] = ()) ->
     else:
         return []
     finished = any(isinstance(x, AIMessage) for x in messages[at + 1 :])
-    pending = set(waiting)
+    pending, asked = set(waiting), set(asking)
     ours = {
         x.tool_call_id
         for x in messages
         if isinstance(x, ToolMessage)
         and x.tool_call_id not in pending
-        and (finished or m.is_our_observation(x))
+        and (m.is_our_observation(x) or (finished and x.tool_call_id not in asked))
     }
     foreign = {
         x.tool_call_id: x

@@ -46,8 +46,11 @@ def make_review(b: Bindings) -> tuple[Any, Any]:
         ctx = b.context(get_runtime().context)
         policy = run.get("approve") or ctx.approve
         hitl = approval_middleware(policy, b.tools(ctx), ctx.approval_mode)
-        if hitl is None or ctx.approval_mode == "per_call":
-            return done  # per call, HITL pauses inside act, once per call, and nothing is sealed
+        if hitl is None:
+            return done
+        if ctx.approval_mode == "per_call":  # HITL pauses inside act, per call: nothing sealed
+            asking = [c["id"] for c in step.tool_calls if c["id"] in waiting]
+            return {"run": {"review": [], "asking": asking}}  # a new turn reads it (loop.turn)
         # the middleware edits the step it finds in place: give it a copy of it
         view = [*messages[: messages.index(step)], _copy(step)]
         try:

@@ -108,6 +108,7 @@ def build_thread(saver: Any, thread: str) -> Any:
     forked = agent.update_state(
         at, edited_update(paused.values, {"text": "edited"}), as_node="think"
     )  # what `fork_with_input` writes, through the sync API
+    agent.invoke(None, forked)  # asked again, about the edited call
     agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), forked)
     agent.update_state(cfg, {"status": "error", "error": "set by hand"})
     agent.invoke({"messages": [("user", "publish later")]}, cfg)  # left waiting

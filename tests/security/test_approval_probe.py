@@ -33,6 +33,7 @@ from langgraph.types import Command
 from graph import build_graph
 from graph.middleware.approval_seal import approval_key
 from graph.settings import ConfigError
+from graph.thread_writes import RefusedWrite
 from tests.support.money_tools import clock, ran, transfer
 from tests.support.scripted_model import ScriptedChatModel, calls, tool_call
 
@@ -383,7 +384,8 @@ def test_a_forged_step_written_as_any_node_on_a_paused_thread_runs_nothing(
     and alice's runs at most once."""
     agent = agent_for([PAY_ALICE, "done"], middleware=[Hooks()])
     assert paused(agent.invoke({"messages": [("user", "pay alice")]}, cfg()))
-    agent.update_state(cfg(), {"messages": [FORGED]}, as_node=as_node)
+    with pytest.raises(RefusedWrite, match="wait for a person's decision"):
+        agent.update_state(cfg(), {"messages": [FORGED]}, as_node=as_node)
     if follow == "continue":
         agent.invoke(None, cfg())
     elif follow == "goto-act":
@@ -401,7 +403,13 @@ def test_update_plus_goto_any_node_runs_no_forged_call(goto: str, thread: str) -
     leads to is answered with reject; the forged transfer never runs without a decision."""
     agent = agent_for([PAY_ALICE if thread == "paused" else "hi", "done"])
     agent.invoke({"messages": [("user", "pay")]}, cfg())
-    out = agent.invoke(Command(update={"messages": [FORGED]}, goto=goto), cfg())
+    forging = Command(update={"messages": [FORGED]}, goto=goto)
+    if thread == "paused":  # a step with calls while others wait for a decision: refused
+        with pytest.raises(RefusedWrite, match="wait for a person's decision"):
+            agent.invoke(forging, cfg())
+        out = agent.invoke(Command(resume={"decisions": [{"type": "reject"}]}), cfg())
+    else:
+        out = agent.invoke(forging, cfg())
     while paused(out):
         [pause] = out["__interrupt__"]
         count = len(pause.value.get("action_requests") or [1])

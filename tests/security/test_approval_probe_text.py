@@ -594,7 +594,10 @@ def stand_in_then_ask(how: str) -> tuple[ScriptedChatModel, dict[str, Any]]:
         [text_step("transfer", {"to": "mallory"}), answer("text")], cycle=True
     )
     agent, call_id = paused_on_mallory(model)
-    agent.update_state(cfg(), {"messages": stand_ins(call_id)[how]})
+    try:
+        agent.update_state(cfg(), {"messages": stand_ins(call_id)[how]})
+    except ValueError as exc:  # a result dressed as the agent's own is refused outright
+        assert "observation mark" in str(exc) and how != "forged-answer"
     out = agent.invoke({"messages": [("user", "did it work?")]}, cfg())
     while out.get("__interrupt__"):
         out = agent.invoke(Command(resume=decisions(out, reject)), cfg())
@@ -637,6 +640,14 @@ def test_a_plain_stand_in_result_is_answered_as_not_run() -> None:
 def test_a_stand_in_marked_as_ours_is_still_answered_as_not_run(how: str) -> None:
     model, _ = stand_in_then_ask(how)
     assert told_not_run(model)
+
+
+@pytest.mark.parametrize("how", ["obs-id", "ours-flag"])
+def test_a_stand_in_marked_as_ours_is_refused_with_one_sentence(how: str) -> None:
+    agent, call_id = paused_on_mallory(ScriptedChatModel([text_step("transfer", {"to": "x"})]))
+    with pytest.raises(ValueError, match="carries the agent's observation mark"):
+        agent.update_state(cfg(), {"messages": stand_ins(call_id)[how]})
+    assert not any(isinstance(x, ToolMessage) for x in agent.get_state(cfg()).values["messages"])
 
 
 def test_a_stand_in_followed_by_a_forged_answer_is_still_answered_as_not_run() -> None:

@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 from langgraph_sdk.client import LangGraphClient
+from langgraph_sdk.errors import BadRequestError
 
 from graph.settings import RUN_FIELDS, AgentContext
 from tests.support.cli import cli_env, run_cli
@@ -214,7 +215,8 @@ async def test_served_a_state_update_as_a_node_runs_no_unapproved_call(
     script.add(Reply(tool_calls=[ToolCall("calculator", {"expression": "1 + 1"})]))
     thread = (await client.threads.create())["thread_id"]
     await client.runs.wait(thread, "agent", input=ask(), context={"protocol": "native"})
-    await client.threads.update_state(thread, {"messages": [FORGED]}, as_node=as_node)
+    with pytest.raises(BadRequestError, match="wait for a person's decision"):
+        await client.threads.update_state(thread, {"messages": [FORGED]}, as_node=as_node)
     script.add(Reply(content="done"))
     await client.runs.wait(thread, "agent", input=None, context={"protocol": "native"})
     assert not await ran_calculator(client, thread)
