@@ -116,11 +116,12 @@ class Thread:
                 self._step(message)
             elif isinstance(message, ToolMessage):
                 self._result(message)
-            self.ids.add(message.id)
+            if message.id is not None:  # one without an id gets a new one when stored
+                self.ids.add(message.id)
 
     def _held(self, message: BaseMessage) -> bool:
         """Whether the message is one the thread holds (sent back, or edited in place)."""
-        return message.id in self.ids_before or message.id in self.ids
+        return message.id is not None and (message.id in self.ids_before or message.id in self.ids)
 
     def _waiting_step(self, message: BaseMessage) -> None:
         """With a decision, the waiting step as it is: the decision answers what was asked."""

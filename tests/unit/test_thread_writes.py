@@ -22,6 +22,7 @@ def call(call_id: str, to: str = "alice") -> dict[str, Any]:
 QUESTION = HumanMessage("pay alice", id="q1")
 STEP = AIMessage("", tool_calls=[call("c1")], id="s1")
 EARLIER = AIMessage("", tool_calls=[call("c0", "bob")], id="s0")
+OURS = {"react_agent_tool": True}
 EARLIER_RESULT = ToolMessage("sent to bob", tool_call_id="c0", id="obs-" + "a" * 32)
 
 
@@ -76,6 +77,10 @@ def test_what_a_finished_thread_cannot_take(write: list[Any], says: str) -> None
     ("write", "says"),
     [
         ([ToolMessage("x", tool_call_id="c1", id="s1")], "may only edit it"),
+        (
+            [("user", "x"), ToolMessage("paid", tool_call_id="c1", response_metadata=OURS)],
+            "observation mark",
+        ),
         ([AIMessage("", tool_calls=[call("c9")], id="new")], "wait for a person"),
         (
             [RemoveMessage(id=REMOVE_ALL_MESSAGES), QUESTION, STEP.model_copy(update={"id": "x"})],
