@@ -70,19 +70,17 @@ class AgentGraph(CompiledStateGraph):
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         input, thread_checks = self._checked_input(input)
         kwargs = self._run_options(kwargs)
-        if thread_checks and self._has_threads(config):
-            _check_against_thread(thread_checks, self.get_state(config), _deciding(input))
-        if _continues(input, config) and self._has_threads(config):
-            _check_resume(self.get_state(config), input)
+        resuming = _continues(input, config)
+        if (thread_checks or resuming) and self._has_threads(config):
+            _check_on_thread(self.get_state(config), input, thread_checks, resuming)
         yield from super().stream(input, config, **kwargs)
 
     async def astream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         input, thread_checks = self._checked_input(input)
         kwargs = self._run_options(kwargs)
-        if thread_checks and self._has_threads(config):
-            _check_against_thread(thread_checks, await self.aget_state(config), _deciding(input))
-        if _continues(input, config) and self._has_threads(config):
-            _check_resume(await self.aget_state(config), input)
+        resuming = _continues(input, config)
+        if (thread_checks or resuming) and self._has_threads(config):
+            _check_on_thread(await self.aget_state(config), input, thread_checks, resuming)
         async for part in super().astream(input, config, **kwargs):
             yield part
 
@@ -122,8 +120,7 @@ class AgentGraph(CompiledStateGraph):
                 return input, []
             keys = self.builder.schemas[self.builder.input_schema]  # what reaches the state
             writes = ((k, v) for k, v in input.items() if k in keys)
-            checked = self._check_writes(writes, protect=False)
-            return input, [v for v in checked if needs_thread(v)]
+            return input, self._check_writes(writes, protect=False)
         thread_checks = self._check_writes(_writes(input.update), protect=True)
         if input.goto is None:
             input = dataclasses.replace(input, goto=())
@@ -207,6 +204,14 @@ def _check_against_thread(written: list[Any], snapshot: Any, deciding: bool = Fa
     """The `messages` writes that need the thread, checked against it (`graph.thread_writes`)."""
     for value in written:
         check_against_thread(snapshot.values or {}, value, deciding=deciding)
+
+
+def _check_on_thread(snapshot: Any, input: Any, thread_checks: list[Any], resuming: bool) -> None:
+    """A run's input checked against the thread, read once: its `messages` writes, and a
+    resume's paused run."""
+    _check_against_thread(thread_checks, snapshot, _deciding(input))
+    if resuming:
+        _check_resume(snapshot, input)
 
 
 def _deciding(input: Any) -> bool:

@@ -95,10 +95,10 @@ class Thread:
         steps = {x.id: x for x in held if isinstance(x, AIMessage) and x.tool_calls}
         self.before = {x.id: x for x in held}
         self.ids_before = set(self.before)
-        self.calls_before = {c["id"] for x in steps.values() for c in x.tool_calls}
+        self.calls = {c["id"]: x.id for x in steps.values() for c in x.tool_calls}
+        self.calls_before = set(self.calls)
         self.answered_before = {x.tool_call_id for x in held if isinstance(x, ToolMessage)}
         self.ids, self.answered = set(self.ids_before), set(self.answered_before)
-        self.calls = {c["id"]: x.id for x in steps.values() for c in x.tool_calls}
         asked = [*(run.get("review") or ()), *(run.get("asking") or ())]
         self.waiting = {c for c in asked if c in self.calls and c not in self.answered}
         self.waiting_steps = {self.calls[c]: steps[self.calls[c]] for c in self.waiting}

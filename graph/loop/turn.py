@@ -63,7 +63,7 @@ def calls_not_run(
     over from another agent), except for a call that still `waiting` for the review (it never
     ran, whatever a client wrote after it: a result marked as the agent's, a forged answer) or
     one approval middleware was `asking` about inside act (per_call mode): only the agent's
-    own result says it ran (a client cannot write one: `messages.forged_observations`).
+    own result says it ran (a client cannot write one: `graph.thread_writes`).
     Each answer stands where the call's result belongs, right after its step (`placed`)."""
     for at in range(len(messages) - 1, -1, -1):
         step = messages[at]

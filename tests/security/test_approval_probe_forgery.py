@@ -199,7 +199,7 @@ def test_a_result_marked_as_ours_for_the_paused_call_then_a_question_is_answered
     """The known hole: during the pause a client writes a result for the paused call with an
     `obs-` id (or the flag), then asks a new question. per_call kept it (the review step
     cleared run.review before act paused, so calls_not_run had no waiting ids); the write is
-    now refused (`messages.forged_observations`)."""
+    now refused (`graph.thread_writes`)."""
     p = paused(mode, protocol)
     written(lambda: WRITES[write](p.agent, [forged(p.call_id, mark)]))
     p.agent.invoke({"messages": [("user", "did it work?")]}, cfg())
