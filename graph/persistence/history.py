@@ -19,8 +19,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from graph.state import TERMINAL
+
 AGENT_MARK = "react_agent"  # response_metadata key on the agent's own notes to the model
-TERMINAL = ("answered", "max_steps", "stuck", "timeout", "error")
 
 
 def excerpt(text: str, limit: int) -> str:
