@@ -37,7 +37,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from bench.common import build_graph
 from bench.doubles import OBSERVATIONS, USAGE, BenchModel
 from bench.report import table
-from graph.policies.context_fit import CLEARED, CONDENSED, estimated_tokens
+from graph.policies.context_fit import CLEARED, CONDENSED
+from graph.policies.token_estimates import estimated_tokens
 
 TURN = re.compile(r"^Turn (\d+):")
 

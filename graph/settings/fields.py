@@ -175,8 +175,9 @@ class AgentContext(BaseModel):
     )  # fmt: skip
     context_share: float = _setting(
         0.75, "REACT_AGENT_CONTEXT_SHARE", "operator",
-        "Share of the window a request may fill; older turns beyond it are left out of the "
-        "request (the thread keeps them). 0 turns this off.", ge=0, le=1,
+        "Share of the window a request aims to fill; beyond it old results are cleared and "
+        "older turns left out of the request (the thread keeps them). 0 turns this off.",
+        ge=0, le=1,
     )  # fmt: skip
     fallback_models: list[str] = _setting(
         list, "REACT_AGENT_FALLBACK_MODELS", "operator",

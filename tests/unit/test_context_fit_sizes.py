@@ -10,14 +10,8 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from graph.messages import is_agent_note
-from graph.policies.context_fit import (
-    CLEARED,
-    CONDENSED,
-    KEEP_RESULTS,
-    estimated_tokens,
-    fitted,
-    most_tokens,
-)
+from graph.policies.context_fit import CLEARED, CONDENSED, KEEP_RESULTS, fitted
+from graph.policies.token_estimates import estimated_tokens, most_tokens
 
 RESULT = "r" * 2000  # about 670 tokens
 
@@ -119,8 +113,9 @@ def test_calls_that_alone_outgrow_the_budget_are_listed_in_one_note() -> None:
     assert kept[-2:] == messages[-2:]
 
 
-def test_when_even_the_list_does_not_fit_the_note_says_how_many_left() -> None:
+def test_when_even_the_list_does_not_fit_nothing_is_sent() -> None:
+    """No call of the run is left out of sight: when even the note listing them cannot fit,
+    there is no request (the policy ends the run with a sentence saying why)."""
     messages = run(1, 200, result="short")
-    kept = fitted(messages, 600, "q1")
-    assert estimated_tokens(kept) <= 600
-    assert "earlier calls left out)" in kept[1].text and kept[-2:] == messages[-2:]
+    assert fitted(messages, 600, "q1") is None
+    assert fitted(messages, 6000, "q1") is not None
