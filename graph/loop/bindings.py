@@ -94,7 +94,7 @@ class Bindings:
         self._env: frozenset[tuple[str, str | None]] | None = None  # as last read
         self._bound = LRU(64)
         self._tools = LRU(16)
-        self.tool_nodes = LRU(32)  # a ToolNode per tool set and approval policy
+        self.tool_nodes = LRU(32)  # a ToolNode per tool selection and approval policy
 
     def context(self, run_context: Any, *, read_env: bool = True) -> AgentContext:
         """The run's settings, resolved and validated once per distinct run context (raises
@@ -145,9 +145,14 @@ class Bindings:
         """The run's tools, loaded once per selection (MCP servers start on the first load)."""
         if self.fixed_tools is not None:
             return self.fixed_tools
-        key = (tuple(ctx.tools or ()), ctx.mcp_config)
+        key = self.tool_selection(ctx)
         mine = self.middleware_tools
         return self._tools.get(key, lambda: one_per_name([*mine, *self.load_tools(*key)]))
+
+    def tool_selection(self, ctx: AgentContext) -> tuple[tuple[str, ...], str | None]:
+        """What picks the run's tools (names, MCP configuration): the key of every cache of
+        something built from them, a value, never the tool objects' identities."""
+        return tuple(ctx.tools or ()), ctx.mcp_config
 
     def approvable(self, ctx: AgentContext) -> list[BaseTool]:
         """Every tool an approval entry may name: the run's, and the whole registry (an entry
@@ -164,7 +169,7 @@ class Bindings:
         MCP servers, which must not block a server's loop (`langgraph dev` refuses it)."""
         if self.fixed_tools is not None:
             return self.fixed_tools
-        cached = self._tools.peek((tuple(ctx.tools or ()), ctx.mcp_config))
+        cached = self._tools.peek(self.tool_selection(ctx))
         return cached if cached is not None else await asyncio.to_thread(self.tools, ctx)
 
     def is_local(self, ctx: AgentContext) -> bool:

@@ -129,7 +129,7 @@ class Task:
     def _allowed(self, result: Any) -> Any:
         """A tool's `Command` that writes a key only the agent's own steps write (the seals,
         the loop's bookkeeping, a middleware's private key such as HITL's edits) is not
-        applied: its observation says so instead (`graph.checked.tool_update_refusal`)."""
+        applied: its observation says so instead (`graph.tooling.execution.tool_update_refusal`)."""
         refusal = tool_update_refusal(result, self.guarded)
         if refusal is None:
             return result
@@ -171,14 +171,13 @@ def _node(
             [*b.tool_awraps, check.awrap_tool_call],
         )
 
-    key = (
-        tuple(tools),
-        tuple(map(id, tools.values())),
-        policy,
-        ctx.approval_mode,
-        ctx.tool_timeout,
-    )
-    return b.tool_nodes.get(key, make)
+    # kept per tool selection, and built again when the selection's tools were loaded again
+    key = (b.tool_selection(ctx), policy, ctx.approval_mode, ctx.tool_timeout)
+    loaded, kept = b.tools(ctx), b.tool_nodes.peek(key)
+    if kept is None or kept[0] is not loaded:
+        kept = (loaded, make())
+        b.tool_nodes.put(key, kept)
+    return kept[1]
 
 
 def _before(payload: ActInput) -> ToolMessage | None:
