@@ -2,7 +2,6 @@
 
 `from_code` builds and runs the graph in-process (a chat model object, your own tools, a SQLite
 checkpointer, an approval pause, streamed updates); `sdk_client` drives a `langgraph dev` server
-through the LangGraph SDK the way a chat client does; `worker` is the production pattern of
-stateless processes taking turns on threads kept in PostgreSQL. They import only the project's
+through the LangGraph SDK the way a chat client does. They import only the project's
 public API (`graph`, `tools`), never the tests' doubles, so they stay what a reader can copy.
 """

@@ -11,10 +11,12 @@ nothing. `graph` (what `langgraph.json` serves: `build_graph()` with defaults an
 checkpointer) is compiled on first access; `.env` is read by the `react-agent` command and by
 `langgraph.json`'s `env` key, not here.
 
-The folders, one concern each: `nodes/` (think, act, observe, finish), `protocols/` (native
-tool calls; the text ReAct protocol's reader, prompts and grammar), `models/` (chat models,
-the embedded llama.cpp model), `tooling/` (the tool registry, running calls, approvals),
-`persistence/` (savers, locks, resume, forks, history), `cli/` (the `react-agent` command).
+The folders, one concern each (docs/architecture.md draws them): `nodes/` (think, review, act,
+observe, finish), `loop/` (what the nodes share), `policies/` (the loop's policies as
+middleware), `middleware/` (LangChain middleware hosted on this graph, approvals), `protocols/`
+(native tool calls; the text ReAct protocol as a chat model), `models/` (chat models, the
+embedded llama.cpp model), `tooling/` (the tool registry, running calls), `settings/`,
+`persistence/` (savers, locks, resume, forks, history), `tracing/`, `cli/` (`react-agent`).
 """
 
 from __future__ import annotations

@@ -3,7 +3,10 @@
 START -> think -> review? -> act (by an edge for one call, a task per call for several)
   -> observe? -> think ...
 act -> think when there is nothing to observe (`route_after_act`), else -> observe
-think: unusable reply -> observe (a correction); answer, error or limit -> finish -> END
+think: unusable reply -> think again (the corrections policy answers it first); no call left to
+  run (a hook answered them) -> observe; answer, error or limit -> finish -> END; no room left
+  even for finish -> END
+review: every call rejected or answered -> observe
 
 LangChain middleware's node hooks sit around them where `create_agent` puts its own (`wire`):
 before_agent and before_model hooks before think, after_model hooks after it, after_agent hooks

@@ -145,3 +145,12 @@ def refused(reply: AIMessage) -> bool:
     if isinstance(reply.content, str) and not reply.response_metadata.get("model_provider"):
         return False
     return any(block.get("type") == "refusal" for block in reply.content_blocks)
+
+
+def last_step(messages: Sequence[BaseMessage]) -> tuple[AIMessage | None, list[ToolMessage]]:
+    """The model's last step and the tool results written after it."""
+    for index in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[index], AIMessage):
+            after = [x for x in messages[index + 1 :] if isinstance(x, ToolMessage)]
+            return messages[index], after
+    return None, []

@@ -15,7 +15,7 @@ results): what a chat API, or the approval invariant, could not take is refused 
   answered), or another step with a waiting call's id; and, in the same command as a decision,
   a rewrite of the waiting step (the decision would answer a call the person was not shown: to
   change a call, decide with an edit). The waiting step rewritten by a state update (Studio's
-  editor, `react-agent fork --input`) is taken; the question is then asked again about the
+  editor, `react-agent replay --input`) is taken; the question is then asked again about the
   call as it now reads, and a decision sent before it is asked is refused
   (`graph.checked`).
 

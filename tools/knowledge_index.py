@@ -13,7 +13,7 @@ the same folder at once; if the index stays locked, the search uses the index as
 The index holds copies of the user's notes, so what is created here is private: missing folders
 are made 0700 and the database file is created 0600 before SQLite opens it (its `-wal`/`-shm`
 files take the database's mode). Folders and files that already exist keep their modes, as
-everywhere in the project (`tools/state_files.py`).
+everywhere in the project (`tools/support/files.py`).
 """
 
 from __future__ import annotations

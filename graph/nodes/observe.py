@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import get_runtime
 
@@ -36,7 +36,7 @@ def make_route_after_act(b: Bindings, loop_entry: str) -> Any:
     def route_after_act(state: RouteState, config: RunnableConfig) -> str | list[str]:
         if held(state, config):
             return []  # act ran nothing here: the review, the next turn or its tasks go on
-        step, _ = last_step(state.get("messages") or [])
+        step, _ = m.last_step(state.get("messages") or [])
         calls = len(step.tool_calls) + len(step.invalid_tool_calls) if step is not None else 0
         if calls > 1:  # this act task saw its own result only
             return "observe"
@@ -57,7 +57,7 @@ def held(state: RouteState | AgentState, config: RunnableConfig | None = None) -
     (a second task for one call: the first one routes on)."""
     if idle(state):
         return True
-    step, _ = last_step(state.get("messages") or [])
+    step, _ = m.last_step(state.get("messages") or [])
     if step is None or len(step.tool_calls) + len(step.invalid_tool_calls) < 2:
         return False
     pending = len(pending_calls(state))
@@ -81,7 +81,7 @@ PUSH = "__pregel_push"  # the trigger LangGraph names for a task a `Send` starte
 def assess(b: Bindings, ctx: AgentContext, state: RouteState | AgentState) -> dict[str, Any] | None:
     """The update observe writes after the last step, or None when the run just goes on."""
     messages = state.get("messages") or []
-    step, results = last_step(messages)
+    step, results = m.last_step(messages)
     update: dict[str, Any] = {}
     direct = _returned_directly(b.tools(ctx), step, results)
     if direct is not None:  # a `return_direct` tool's result is the answer, as in ToolNode
@@ -108,12 +108,3 @@ def _returned_directly(
     ids = {c["id"] for c in called}
     found = [r.text for r in results if r.tool_call_id in ids and r.status != "error"]
     return found[-1] if found else None
-
-
-def last_step(messages: list[BaseMessage]) -> tuple[AIMessage | None, list[ToolMessage]]:
-    """The model's last step and the tool results written after it."""
-    for index in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[index], AIMessage):
-            after = [x for x in messages[index + 1 :] if isinstance(x, ToolMessage)]
-            return messages[index], after
-    return None, []

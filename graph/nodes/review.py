@@ -17,6 +17,7 @@ from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import get_runtime
 
+from graph import messages as m
 from graph.loop.bindings import Bindings
 from graph.middleware.approval_seal import approval_key, seal
 from graph.middleware.approvals import (
@@ -27,7 +28,6 @@ from graph.middleware.approvals import (
     unreadable,
     valid_edits,
 )
-from graph.nodes.observe import last_step
 from graph.state import AgentState
 
 
@@ -38,7 +38,7 @@ def make_review(b: Bindings) -> tuple[Any, Any]:
     def review(state: AgentState) -> dict[str, Any]:
         run = state.get("run") or {}
         messages = state.get("messages") or []
-        step, _ = last_step(messages)
+        step, _ = m.last_step(messages)
         waiting = set(run.get("review") or [])
         done: dict[str, Any] = {"run": {"review": []}}
         if step is None or not waiting:

@@ -4,7 +4,7 @@ A fork or a replay restores a checkpoint's values, the approval seals included, 
 decision already ran" and "this call started before and never finished" cannot live in the
 checkpoints: they live in LangGraph's store (`runtime.store`), which `langgraph dev`, Aegra
 (PostgreSQL, shared by its instances) and LangGraph Server always give a graph, and which the
-CLI opens on the same URL as its checkpointer (`graph.persistence.savers.open_async_store`).
+CLI opens on the same URL as its checkpointer (`graph.persistence.stores.open_async_store`).
 
 Two kinds of record, per thread (namespace `("react_agent", "calls", <thread id>)`):
 

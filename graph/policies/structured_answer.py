@@ -120,7 +120,7 @@ class StructuredAnswer(LoopPolicy):
 
     def read_tool(self, response: ModelResponse, *, plain_text_ok: bool = False) -> ModelResponse:
         """The output tool's call as the typed answer. A reply with no call at all ignored
-        `tool_choice`: unusable, except as the step limit's closing answer (`WrapUp`), which
+        `tool_choice`: unusable, except as the step limit's closing answer (`StepLimit`), which
         ends the run with status max_steps whatever it holds."""
         step = _last_step(response)
         if step is None:

@@ -6,8 +6,9 @@ review's the wait for a person's decision. The messages of the run say the rest:
 step's tokens (`usage_metadata`) and calls, each tool's result, duration and error. A run starts
 at an `input` checkpoint (a question); a resume after an approval goes on in the same run.
 
-`aread_runs` reads a thread's rows with `graph.persistence.timeline.aiter_history` (streamed, no
-full state rebuilt per checkpoint) and `timeline` builds one run's `Timeline`; `bars` draws it.
+The `trace` command reads a thread's rows with `graph.persistence.timeline.aiter_history`
+(streamed, no full state rebuilt per checkpoint); `split_runs` cuts them into runs, `timeline`
+builds one run's `Timeline`, and `rows_of` / `bar_text` draw it.
 """
 
 from __future__ import annotations

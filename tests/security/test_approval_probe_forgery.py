@@ -381,7 +381,7 @@ def test_a_paused_step_rewritten_under_the_same_call_id_runs_only_what_was_shown
     """The person is shown alice's transfer; before the approve arrives, a client rewrites
     the step (same call id) to pay mallory. The approve may run alice's transfer, or nothing;
     never mallory's, which nobody was shown. (A state update may rewrite the waiting step, as
-    Studio's editor and `react-agent fork --input` do; the approve sent after it answers no
+    Studio's editor and `react-agent replay --input` do; the approve sent after it answers no
     question asked, and is refused: the run, continued, asks about mallory.)"""
     p = paused(mode, protocol, to="alice")
     shown = [x.value for x in p.out["__interrupt__"]]

@@ -119,7 +119,7 @@ def test_a_question_is_not_read_against_the_thread() -> None:
 
 @pytest.mark.parametrize("key", ["review", "asking"])
 def test_the_waiting_step_rewritten_is_a_state_update_s_not_a_decision_s(key: str) -> None:
-    """Studio's editor and `react-agent fork --input` rewrite the waiting step (the question is
+    """Studio's editor and `react-agent replay --input` rewrite the waiting step (the question is
     then asked again: `graph.checked` refuses a decision sent before it); sent with a decision,
     the rewrite is refused: the decision answers what was asked."""
     rewrite = [AIMessage("", tool_calls=[call("c1", "mallory")], id="s1")]
