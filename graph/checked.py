@@ -1,9 +1,9 @@
 """What the compiled agent checks before LangGraph sees a run's input or a state update.
 
 LangGraph fails inside on a few inputs a client can send: a resume where no run is paused
-(UnboundLocalError, or a TypeError on the server), a command that carries nothing, messages
-that cannot become messages (a validation dump, or an AttributeError). `AgentGraph` is the
-compiled graph with those refused first, each in one sentence; everything else is LangGraph's.
+(UnboundLocalError, or a TypeError on the server), a command that carries nothing, messages that
+cannot become messages (a validation dump, an AttributeError). `AgentGraph` refuses those first,
+each in one sentence, and stamps each call with its start (the run's deadline restarts there).
 
 Every client write (`update_state` as any node, `bulk_update_state`, a fork, a `Command`'s
 update as run input, in code or through the served API, which calls these same methods) is
@@ -34,6 +34,7 @@ from graph.channels import CHECKS
 from graph.message_reducer import check_messages
 from graph.middleware.hooks import CREATE_AGENT_NODES
 from graph.middleware.schema import private_keys
+from graph.policies.run_deadline import invoked
 from graph.state import LOOP_KEYS, run_status
 from graph.thread_writes import check_against_thread, needs_thread, waiting_calls
 
@@ -69,7 +70,7 @@ class AgentGraph(CompiledStateGraph):
 
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         input, thread_checks = self._checked_input(input)
-        kwargs = self._run_options(kwargs)
+        config, kwargs = invoked(config), self._run_options(kwargs)
         resuming = _continues(input, config)
         if (thread_checks or resuming) and self._has_threads(config):
             _check_on_thread(self.get_state(config), input, thread_checks, resuming)
@@ -77,7 +78,7 @@ class AgentGraph(CompiledStateGraph):
 
     async def astream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         input, thread_checks = self._checked_input(input)
-        kwargs = self._run_options(kwargs)
+        config, kwargs = invoked(config), self._run_options(kwargs)
         resuming = _continues(input, config)
         if (thread_checks or resuming) and self._has_threads(config):
             _check_on_thread(await self.aget_state(config), input, thread_checks, resuming)
@@ -101,10 +102,9 @@ class AgentGraph(CompiledStateGraph):
         return isinstance(self.checkpointer, BaseCheckpointSaver) and "thread_id" in configurable
 
     def _run_options(self, kwargs: dict[str, Any]) -> dict[str, Any]:
-        """The run's options with a run's own interrupt nodes in `create_agent`'s names taken
-        for ours, and a served run's context as the server received it, where the graph
-        factory kept it (the run's settings then refuse the keys the server would have
-        dropped unseen)."""
+        """The run's options with its interrupt nodes in `create_agent`'s names taken for ours,
+        and a served run's context as the server received it, where the graph factory kept it
+        (the run's settings then refuse the keys the server would have dropped unseen)."""
         options = dict(kwargs)
         for key in ("interrupt_before", "interrupt_after"):
             if key in options:

@@ -26,6 +26,7 @@ from graph.loop.turn import new_turn
 from graph.messages import ID_OF
 from graph.models import factory, failures
 from graph.models.call import Limits, ReplyTooLong
+from graph.policies.run_deadline import clock_start
 from graph.policies.step_limit import CLOSING_ROOM
 from graph.protocols import conversation
 from graph.redaction import redact
@@ -144,7 +145,7 @@ def failed(plan: Plan, exc: Exception) -> dict[str, Any]:
 
 
 def run_time_left(plan: Plan) -> float:
-    started = plan.run.get("started_at")
+    started = clock_start(plan.run)
     if not plan.ctx.run_timeout or not started:
         return float("inf")
     return plan.ctx.run_timeout - (time.time() - started)

@@ -43,6 +43,11 @@ class ReplyTooLong(ValueError):
     """The model wrote past the reply cap."""
 
 
+class ModelDeadline(TimeoutError):
+    """No whole reply within `model_timeout`: the call was abandoned (not a client's own
+    timeout, which is reported as the failure it is)."""
+
+
 async def acall_model(
     runnable: Runnable,
     messages: Sequence[BaseMessage],
@@ -50,11 +55,14 @@ async def acall_model(
     limits: Limits,
 ) -> AIMessage:
     """The model's whole reply, or TimeoutError / ReplyTooLong."""
+    deadline = asyncio.timeout(limits.timeout)
     try:
-        async with asyncio.timeout(limits.timeout):
+        async with deadline:
             reply = await runnable.ainvoke(list(messages), config)
     except TimeoutError:
-        raise TimeoutError(f"no complete reply within {limits.timeout:g} s") from None
+        if not deadline.expired():  # the client's own
+            raise
+        raise ModelDeadline(f"no complete reply within {limits.timeout:g} s") from None
     return capped(as_message(reply), limits.max_chars)
 
 
@@ -71,7 +79,9 @@ def call_model(
     try:
         reply = future.result(limits.timeout)
     except concurrent.futures.TimeoutError:
-        raise TimeoutError(f"no complete reply within {limits.timeout:g} s") from None
+        if future.done():  # the client's own
+            raise
+        raise ModelDeadline(f"no complete reply within {limits.timeout:g} s") from None
     finally:
         # a failure's traceback holds this frame, and the future holds the failure: a
         # reference cycle that only the garbage collector would free

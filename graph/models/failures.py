@@ -9,6 +9,7 @@ from typing import Any
 
 from langchain.agents.structured_output import StructuredOutputError
 
+from graph.models.call import ModelDeadline
 from graph.models.factory import NO_KEY_NEEDED, endpoint_name, wants_local
 from graph.settings import AgentContext, ConfigError
 
@@ -56,7 +57,7 @@ def describe_failure(
     own = given is not None and not carried  # the settings' endpoint hints do not apply
     if own:
         where = f"the model {_label(given)}"
-    elif wants_local(ctx):
+    elif wants_local(ctx) and given is None:
         where = "the embedded local model"
     else:
         where = "the model endpoint {} (model {!r})".format(*failed_at(exc, ctx))
@@ -67,10 +68,15 @@ def describe_failure(
             f"The structured answer from {where} did not match its schema, and the response "
             f"format says not to ask again: {one_line(_message(exc))}."
         )
-    elif _is(exc, "APITimeoutError") or isinstance(exc, TimeoutError):
-        text = (
+    elif isinstance(exc, ModelDeadline) or (given is None and _timed_out(exc)):
+        text = (  # the run's deadline, or the client the agent built with it
             f"{where} did not answer within {ctx.model_timeout:g} s; check that it is up, or "
             "raise REACT_AGENT_MODEL_TIMEOUT."
+        )
+    elif _timed_out(exc):  # the caller's own client's timeout
+        text = (
+            f"{where} timed out ({one_line(_message(exc))}); check that it is up, or raise "
+            "its client's timeout."
         )
     elif _is(exc, "APIConnectionError") or isinstance(exc, ConnectionError):
         text = f"Could not reach {where}: {one_line(_root_cause(exc))}"
@@ -103,6 +109,13 @@ def describe_failure(
     else:
         text = f"The model call to {where} failed: {name}: {one_line(_message(exc))}."
     return _redact(text[:1].upper() + text[1:], secret)
+
+
+def _timed_out(exc: BaseException) -> bool:
+    """A client's timeout: Python's, the `openai` SDK's, or httpx's (`TimeoutException`)."""
+    if isinstance(exc, TimeoutError) or _is(exc, "APITimeoutError"):
+        return True
+    return any(kind.__name__ == "TimeoutException" for kind in type(exc).__mro__)
 
 
 def _label(model: Any) -> str:

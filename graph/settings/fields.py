@@ -120,7 +120,8 @@ class AgentContext(BaseModel):
     )  # fmt: skip
     run_timeout: float | None = _setting(
         None, "REACT_AGENT_RUN_TIMEOUT", "operator",
-        "Seconds a whole run may take; the run then ends with what it has. Empty: no limit.",
+        "Seconds a run may take from its start or its last resume; the run then ends with "
+        "what it has. Empty: no limit.",
         gt=0, embedded=30.0,
     )  # fmt: skip
     max_reply_chars: int = _setting(

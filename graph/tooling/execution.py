@@ -9,8 +9,9 @@ the middleware's `wrap_tool_call` layers. Around them:
   observation in a sentence the model can act on; interrupts pass through;
 - innermost, `bounded`: an unknown tool is named with the valid ones, the model's arguments are
   fitted to the schema (a plain string, a lone misnamed key, JSON text), and the call gets the
-  run's timeout as a *wait*: a call past it is abandoned (its thread finishes, or not, alone)
-  and the run goes on with "Tool 'x' timed out after N s."; nothing is raised into the tool.
+  run's timeout as a *wait*: a call past it is abandoned (its thread finishes, or not, alone;
+  a coroutine is cancelled and not waited for) and the run goes on with "Tool 'x' timed out
+  after N s."; nothing is raised into a sync tool.
 
 Where a call runs: a sync run's call runs on a daemon worker the run waits for; an async run
 awaits the tool's coroutine, and a tool with only a function runs it on a daemon worker too, not
@@ -36,7 +37,13 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from graph.support.workers import BLOCKING
-from graph.tooling.runner import ArgumentsError, coerce_arguments, describe_arguments, failure_text
+from graph.tooling.runner import (
+    ArgumentsError,
+    ToolDeadline,
+    coerce_arguments,
+    describe_arguments,
+    failure_text,
+)
 from tools.support.blocking import run_sync
 
 Result = ToolMessage | Command
@@ -154,7 +161,11 @@ def bounded(timeout: float, names: Sequence[str], tools: Sequence[BaseTool] = ()
         fitted = _in_form(fitted, forms)
         future = BLOCKING.submit(contextvars.copy_context().run, execute, fitted)
         try:
-            return future.result(timeout)  # TimeoutError past the deadline; the thread is left
+            return future.result(timeout)
+        except TimeoutError:
+            if future.done():  # the tool's own
+                raise
+            raise ToolDeadline from None  # past the deadline: the thread is left to itself
         finally:
             # a failure's traceback holds this frame, and the future holds the failure: a
             # reference cycle that only the garbage collector would free
@@ -170,10 +181,26 @@ def abounded(timeout: float, names: Sequence[str], tools: Sequence[BaseTool] = (
         fitted = _fitted(request, names)
         if isinstance(fitted, ToolMessage):
             return fitted
-        async with asyncio.timeout(timeout):  # in this task: no task of its own per call
-            return await execute(_in_form(fitted, forms))
+        # a task of its own, waited for: a coroutine that ignores its cancellation is left to
+        # itself at the deadline, as a sync call is
+        call = asyncio.ensure_future(execute(_in_form(fitted, forms)))
+        try:
+            done, _ = await asyncio.wait((call,), timeout=timeout)
+        except asyncio.CancelledError:  # the run itself was cancelled
+            _abandon(call)
+            raise
+        if not done:
+            _abandon(call)
+            raise ToolDeadline
+        return call.result()
 
     return bound
+
+
+def _abandon(call: asyncio.Future[Any]) -> None:
+    """Cancel a call the run no longer waits for; whatever it ends with is dropped unlogged."""
+    call.cancel()
+    call.add_done_callback(lambda done: done.cancelled() or done.exception())
 
 
 Forms = dict[str, tuple[BaseTool, BaseTool]]  # name -> (the tool, the form run instead)

@@ -97,6 +97,11 @@ def describe_arguments(tool: BaseTool) -> str:
     return "{" + ", ".join(parts) + "}"
 
 
+class ToolDeadline(TimeoutError):
+    """The call passed the run's `tool_timeout` and was abandoned (not a tool's own timeout,
+    which is reported as the failure it is)."""
+
+
 def failure_text(exc: Exception, tool_name: str, tool: BaseTool | None, timeout: float) -> str:
     """What the model is told when a call raised (LangGraph's interrupts never get here)."""
     source = getattr(exc, "source", None)  # ToolNode's ToolInvocationError wraps validation
@@ -109,7 +114,7 @@ def failure_text(exc: Exception, tool_name: str, tool: BaseTool | None, timeout:
         )
         expected = f" Expected {describe_arguments(tool)}." if tool is not None else ""
         return f"Invalid arguments for tool '{tool_name}': {problems}.{expected}"
-    if isinstance(exc, TimeoutError):
+    if isinstance(exc, ToolDeadline):
         return f"Tool '{tool_name}' timed out after {timeout:g} s."
     if isinstance(exc, ToolException):
         return str(exc) or f"Tool '{tool_name}' failed."
