@@ -30,6 +30,7 @@ more than the estimate for English and little more for CJK. `context_share=0` tu
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -135,10 +136,11 @@ def _newest(pieces: list[list[BaseMessage]], budget: int, used: int) -> list[lis
 
 def _unread(messages: Sequence[BaseMessage]) -> list[int]:
     """Where the newest step's results are: the model has not read them yet."""
-    step = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].type == "ai"), None)
-    if step is None or not messages[step].tool_calls:  # type: ignore[attr-defined]
+    steps = [i for i, x in enumerate(messages) if isinstance(x, AIMessage)]
+    last = messages[steps[-1]] if steps else None
+    if not isinstance(last, AIMessage) or not last.tool_calls:
         return []
-    return [i for i in range(step + 1, len(messages)) if isinstance(messages[i], ToolMessage)]
+    return [i for i in range(steps[-1] + 1, len(messages)) if isinstance(messages[i], ToolMessage)]
 
 
 def shortened(messages: list[BaseMessage], budget: int, least: int) -> list[BaseMessage] | None:
@@ -151,9 +153,8 @@ def shortened(messages: list[BaseMessage], budget: int, least: int) -> list[Base
     for i in unread:
         out[i] = _cut(out[i], 0)
     share = (budget - estimated_tokens(out)) // len(unread)
-    if share * len(unread) < min(least, estimated_tokens([messages[i] for i in unread])):
-        return None
-    if share < MIN_SHOWN:
+    whole = estimated_tokens([messages[i] for i in unread])
+    if share < MIN_SHOWN or share * len(unread) < min(least, whole):
         return None
     for i in unread:
         out[i] = _cut(messages[i], share)
@@ -181,7 +182,7 @@ def condensed(
     be). None when even the whole list cannot fit: no call is left out of sight."""
     head, pieces = (run[:1], units(run[1:])) if with_question else ([], units(run))
     lines = [_line(call) for piece in pieces for call in _calls(piece)]
-    listed = [len([c for p in pieces[:k] for c in _calls(p)]) for k in range(len(pieces) + 1)]
+    listed = [0, *itertools.accumulate(len(_calls(piece)) for piece in pieces)]  # lines per split
 
     def request(split: int) -> list[BaseMessage]:
         note = [CONDENSED, *lines[: listed[split]]]
