@@ -145,8 +145,8 @@ def failed(plan: Plan, exc: Exception) -> dict[str, Any]:
 
 
 def run_time_left(plan: Plan) -> float:
-    started = clock_start(plan.run)
-    if not plan.ctx.run_timeout or not started:
+    started = clock_start(plan.run) if plan.ctx.run_timeout else None
+    if not started:
         return float("inf")
     return plan.ctx.run_timeout - (time.time() - started)
 
