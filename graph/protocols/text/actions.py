@@ -23,7 +23,7 @@ from graph.protocols.text.layout import Layout
 _KEY = re.compile(r"[\W_]+")
 # names that mean "answer", not a tool (unless a tool has the name)
 FINAL_NAMES = frozenset(("finalanswer", "finish", "final", "answer", "finalresponse", "最终答案"))
-# names that mean "no tool at all"
+# names that mean "no tool at all" (unless a tool has the name)
 NO_TOOL = frozenset(
     ("none", "na", "null", "nil", "nothing", "noaction", "notool", "noneneeded", "notapplicable",
      "notoolneeded", "noactionneeded", "noactionrequired", "notoolrequired", "无", "没有", "不需要")

@@ -29,7 +29,6 @@ import json
 import re
 from typing import Any, NamedTuple
 
-from graph.protocols.text.actions import NO_TOOL, key
 from graph.protocols.text.toolset import Toolset
 
 _SHAPE = re.compile(
@@ -52,7 +51,7 @@ def canonical_action(text: str, toolset: Toolset | None) -> CanonicalAction | No
     if toolset is None or "<" in text or "\r" in text:
         return None
     found = _SHAPE.fullmatch(text)
-    if found is None or found["name"] not in toolset.specs or key(found["name"]) in NO_TOOL:
+    if found is None or found["name"] not in toolset.specs:
         return None
     written = found["input"]
     try:

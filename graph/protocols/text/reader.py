@@ -180,7 +180,7 @@ class _Reply:
             action = self._checked(section_action(layout, index))
             if isinstance(action, ReactStep):
                 return action
-            if key(action.name) in NO_TOOL:
+            if key(action.name) in NO_TOOL and not self._names_a_tool(action.name):
                 no_tool = no_tool or action
                 index = action.next_index
                 continue
@@ -198,6 +198,9 @@ class _Reply:
             return error("the Action names no tool; name one of the tools or give a "
                           "Final Answer", self.thought)  # fmt: skip
         return None
+
+    def _names_a_tool(self, name: str) -> bool:
+        return self.toolset is not None and self.toolset.named(name) is not None
 
     def _checked(self, action: Action | str) -> Action | ReactStep:
         """The action read, or the error that says why none could be."""
