@@ -70,12 +70,18 @@ def tools_from_env(env: Mapping[str, str] | None = None) -> list[BaseTool]:
         raise UnknownToolError(f"{TOOLS_VARIABLE}: {exc}") from None
 
 
-def mcp_tools(config_path: str | os.PathLike[str], *, timeout: float = 30.0) -> list[BaseTool]:
+def mcp_tools(
+    config_path: str | os.PathLike[str],
+    *,
+    timeout: float | None = 30.0,
+    max_chars: int = 20_000,
+) -> list[BaseTool]:
     """The tools of the MCP servers listed in `config_path` (see `tools.mcp`), each named so it
-    never takes a built-in tool's name; the servers start on the first call, once per process."""
+    never takes a built-in tool's name; the servers start on the first call, once per process.
+    `timeout` bounds each call (None: the caller's own wait does), `max_chars` each result."""
     from tools.mcp import mcp_tools as load
 
-    return load(config_path, timeout=timeout, reserved=TOOL_NAMES)
+    return load(config_path, timeout=timeout, max_chars=max_chars, reserved=TOOL_NAMES)
 
 
 __all__ = [

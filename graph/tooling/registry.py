@@ -10,11 +10,14 @@ from langchain_core.tools import BaseTool
 
 from tools import default_tools, load_tools, mcp_tools
 
+MCP_MAX_CHARS = 100_000  # the largest `observation_limit`: the run's own limit cuts a result
+
 
 def registry_tools(names: list[str] | None, mcp_config: str | None = None) -> list[BaseTool]:
     """The tools named (all built-in tools, and every MCP tool, when `names` is empty), each
     name once. MCP servers start on first use, once per process (`tools.mcp`)."""
-    served = mcp_tools(mcp_config) if mcp_config else []
+    # the run's own `tool_timeout` and `observation_limit` bound each call and cut each result
+    served = mcp_tools(mcp_config, timeout=None, max_chars=MCP_MAX_CHARS) if mcp_config else []
     if not names:
         return one_per_name([*default_tools(), *served])
     by_name = {tool.name: tool for tool in served}

@@ -8,9 +8,9 @@ path), and stay up: each tool call goes over the server's open session. `close(p
 `close_all()` and the `atexit` hook registered with the first server stop them through their
 transports, so no child process outlives the agent.
 
-The returned tools are plain `StructuredTool`s with the server's JSON schema as `args_schema`,
-a sync `func` and an async `coroutine`; both hand the call to the session loop, so they work
-from sync code, from worker threads and from inside a running event loop.
+The returned tools (`MCPTool`) carry the server's JSON schema as `args_schema`; their sync and
+async forms both hand the call to the session loop, so they work from sync code, from worker
+threads and from inside a running event loop.
 """
 
 from __future__ import annotations
@@ -20,11 +20,12 @@ import atexit
 import logging
 import os
 import threading
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from langchain_core.tools import BaseTool, ToolException
 from langchain_mcp_adapters.client import MultiServerMCPClient
 
 from tools.mcp.config import STDIO, MCPConfig, MCPServerConfig, load_config
@@ -78,7 +79,7 @@ class MCPClient:
         return [(name, s, t) for name, (s, t) in zip(names, pairs, strict=True)]
 
     def tools(
-        self, timeout: float, start_timeout: float, max_chars: int, reserved: tuple[str, ...]
+        self, timeout: float | None, start_timeout: float, max_chars: int, reserved: tuple[str, ...]
     ) -> list[BaseTool]:
         limits = {"timeout": timeout, "start_timeout": start_timeout, "max_chars": max_chars}
         return [self._wrap(name, s, t, limits) for name, s, t in self.entries(reserved)]
@@ -88,7 +89,8 @@ class MCPClient:
     ) -> BaseTool:
         """A tool that runs the call on the server's open session, wherever it is called from."""
         loop, remote, where = self.loop, tool.name, self.config.path
-        wait = limits["timeout"] + limits["start_timeout"] + _GRACE
+        own = limits["timeout"]  # None: the caller's own wait bounds the call (the agent's)
+        wait = None if own is None else own + limits["start_timeout"] + _GRACE
 
         def check() -> None:
             if server.closed:
@@ -109,17 +111,32 @@ class MCPClient:
             check()
             return await loop.arun(server.call(remote, arguments, **limits))
 
-        return StructuredTool(
+        return MCPTool(
             name=name,
             description=tool.description or f"The '{remote}' tool of MCP server '{server.name}'.",
             args_schema=tool.args_schema,
-            func=run,
-            coroutine=arun,
+            call=run,
+            acall=arun,
             metadata={**(tool.metadata or {}), "mcp_server": server.name, "mcp_tool": remote},
         )
 
     async def aclose(self) -> None:
         await asyncio.gather(*(server.close() for server in self.servers.values()))
+
+
+class MCPTool(BaseTool):
+    """An MCP server's tool: its arguments, whatever their names, go to the server. (LangChain
+    hands a `StructuredTool`'s function its own `config` and `run_manager` under those names,
+    so a tool argument called `config` would never reach the server.)"""
+
+    call: Callable[..., str]
+    acall: Callable[..., Awaitable[str]]
+
+    def _run(self, **arguments: Any) -> str:
+        return self.call(**arguments)
+
+    async def _arun(self, **arguments: Any) -> str:
+        return await self.acall(**arguments)
 
 
 def _advice(server: MCPServerConfig, path: Path) -> str:
@@ -153,13 +170,14 @@ def _client(path: str | os.PathLike[str]) -> MCPClient:
 def mcp_tools(
     path: str | os.PathLike[str],
     *,
-    timeout: float = DEFAULT_TIMEOUT,
+    timeout: float | None = DEFAULT_TIMEOUT,
     start_timeout: float = DEFAULT_START_TIMEOUT,
     max_chars: int = DEFAULT_MAX_CHARS,
     reserved: tuple[str, ...] = (),
 ) -> list[BaseTool]:
     """The tools of every server in the MCP config file at `path`, starting the servers on the
-    first call (later calls reuse them). `timeout` bounds each tool call, `max_chars` each
+    first call (later calls reuse them). `timeout` bounds each tool call (None: the caller's
+    own wait does), `max_chars` each
     result; names in `reserved` (e.g. the built-in tools') count as taken, so a clashing MCP
     tool is prefixed with its server's name. Raises `MCPConfigError` for a bad file and one
     `MCPServerError` naming the servers that did not start."""
@@ -171,7 +189,7 @@ def mcp_tools(
 async def amcp_tools(
     path: str | os.PathLike[str],
     *,
-    timeout: float = DEFAULT_TIMEOUT,
+    timeout: float | None = DEFAULT_TIMEOUT,
     start_timeout: float = DEFAULT_START_TIMEOUT,
     max_chars: int = DEFAULT_MAX_CHARS,
     reserved: tuple[str, ...] = (),

@@ -21,6 +21,7 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, NoReturn, TypeVar
 
+import anyio
 from langchain_core.tools import BaseTool, ToolException
 from langchain_mcp_adapters.client import MultiServerMCPClient
 from langchain_mcp_adapters.tools import load_mcp_tools
@@ -32,6 +33,7 @@ from tools.mcp.convert import result_text
 
 T = TypeVar("T")
 STOP_TIMEOUT = 8.0  # seconds for a server's transport to shut down before it is cancelled
+SESSION_TERMINATED = "Session terminated"  # the MCP SDK's error for an HTTP session gone (404)
 PING_EVERY = 2.0  # seconds between pings to a remote server while a call is pending
 
 
@@ -175,11 +177,28 @@ class MCPServer:
         tool: str,
         arguments: dict[str, Any],
         *,
-        timeout: float,
+        timeout: float | None,
         start_timeout: float,
         max_chars: int,
     ) -> str:
-        """Call `tool`; every failure is a `ToolException` whose message the model can read."""
+        """Call `tool`; every failure is a `ToolException` whose message the model can read.
+        A call the server certainly never received (the session was gone: a stdio server that
+        died since the last call, an HTTP server that restarted and forgot the session) starts
+        the server again and is made once more."""
+        try:
+            return await self._call(tool, arguments, timeout, start_timeout, max_chars)
+        except _NotSent:
+            await self.stop()
+            return await self._call(tool, arguments, timeout, start_timeout, max_chars)
+
+    async def _call(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        timeout: float | None,
+        start_timeout: float,
+        max_chars: int,
+    ) -> str:
         try:
             session = await self.session(start_timeout)
         except MCPServerError as exc:
@@ -205,12 +224,16 @@ class MCPServer:
         try:
             result = call.result()
         except McpError as exc:
+            if exc.error.message == SESSION_TERMINATED:  # the server answered 404: not run
+                raise _NotSent from None
             if exc.error.code != CONNECTION_CLOSED:
                 raise ToolException(
                     f"MCP tool '{tool}' (server '{self.name}') failed: {exc.error.message}"
                 ) from None
             await self._broken(tool, exc)
         except Exception as exc:
+            if isinstance(_innermost(exc), (anyio.ClosedResourceError, anyio.BrokenResourceError)):
+                raise _NotSent from None  # the request could not be written
             await self._broken(tool, exc)
         return result_text(result, tool=tool, server=self.name, max_chars=max_chars)
 
@@ -222,6 +245,10 @@ class MCPServer:
             f"MCP server '{self.name}' stopped during the call to '{tool}' ({reason(exc)}); "
             "it will be started again on the next call."
         ) from None
+
+
+class _NotSent(Exception):
+    """The call never reached the server: its session was gone before it was written."""
 
 
 async def _ping(session: ClientSession) -> None:
