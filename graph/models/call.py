@@ -79,9 +79,9 @@ def call_model(
     try:
         reply = future.result(limits.timeout)
     except concurrent.futures.TimeoutError:
-        if future.done():  # the client's own
-            raise
-        raise ModelDeadline(f"no complete reply within {limits.timeout:g} s") from None
+        if not future.done():
+            raise ModelDeadline(f"no complete reply within {limits.timeout:g} s") from None
+        reply = future.result()  # it ended meanwhile: its reply, or its client's timeout
     finally:
         # a failure's traceback holds this frame, and the future holds the failure: a
         # reference cycle that only the garbage collector would free

@@ -163,9 +163,9 @@ def bounded(timeout: float, names: Sequence[str], tools: Sequence[BaseTool] = ()
         try:
             return future.result(timeout)
         except TimeoutError:
-            if future.done():  # the tool's own
-                raise
-            raise ToolDeadline from None  # past the deadline: the thread is left to itself
+            if not future.done():  # past the deadline: the thread is left to itself
+                raise ToolDeadline from None
+            return future.result()  # it ended meanwhile: its result, or its own TimeoutError
         finally:
             # a failure's traceback holds this frame, and the future holds the failure: a
             # reference cycle that only the garbage collector would free

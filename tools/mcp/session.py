@@ -189,7 +189,14 @@ class MCPServer:
             return await self._call(tool, arguments, timeout, start_timeout, max_chars)
         except _NotSent:
             await self.stop()
+        try:
             return await self._call(tool, arguments, timeout, start_timeout, max_chars)
+        except _NotSent:
+            await self.stop()
+            raise ToolException(
+                f"MCP server '{self.name}' could not be reached for the call to '{tool}', "
+                "which was not made; it will be started again on the next call."
+            ) from None
 
     async def _call(
         self,
