@@ -248,7 +248,7 @@ class ContextFit(LoopPolicy):
 
 def _no_room(window: int, room: int) -> str:
     return (
-        f"The run no longer fits the model's context window ({window:,} tokens): after the "
+        f"The run does not fit the model's context window ({window:,} tokens): after the "
         f"system prompt, the tools and the room for the reply, {max(room, 0):,} tokens are "
         "left, too few for the question and every call of the run; shorten the question, the "
         "system prompt or the tool list, lower REACT_AGENT_MAX_TOKENS, or set "
