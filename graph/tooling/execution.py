@@ -10,8 +10,8 @@ the middleware's `wrap_tool_call` layers. Around them:
 - innermost, `bounded`: an unknown tool is named with the valid ones, the model's arguments are
   fitted to the schema (a plain string, a lone misnamed key, JSON text), and the call gets the
   run's timeout as a *wait*: a call past it is abandoned (its thread finishes, or not, alone;
-  a coroutine is cancelled and not waited for) and the run goes on with "Tool 'x' timed out
-  after N s."; nothing is raised into a sync tool.
+  a coroutine is cancelled) and the run goes on with "Tool 'x' timed out after N s."; nothing
+  is raised into a sync tool.
 
 Where a call runs: a sync run's call runs on a daemon worker the run waits for; an async run
 awaits the tool's coroutine, and a tool with only a function runs it on a daemon worker too, not
@@ -181,26 +181,16 @@ def abounded(timeout: float, names: Sequence[str], tools: Sequence[BaseTool] = (
         fitted = _fitted(request, names)
         if isinstance(fitted, ToolMessage):
             return fitted
-        # a task of its own, waited for: a coroutine that ignores its cancellation is left to
-        # itself at the deadline, as a sync call is
-        call = asyncio.ensure_future(execute(_in_form(fitted, forms)))
+        deadline = asyncio.timeout(timeout)  # in this task: no task of its own per call
         try:
-            done, _ = await asyncio.wait((call,), timeout=timeout)
-        except asyncio.CancelledError:  # the run itself was cancelled
-            _abandon(call)
-            raise
-        if not done:
-            _abandon(call)
-            raise ToolDeadline
-        return call.result()
+            async with deadline:
+                return await execute(_in_form(fitted, forms))
+        except TimeoutError:
+            if deadline.expired():
+                raise ToolDeadline from None
+            raise  # the tool's own
 
     return bound
-
-
-def _abandon(call: asyncio.Future[Any]) -> None:
-    """Cancel a call the run no longer waits for; whatever it ends with is dropped unlogged."""
-    call.cancel()
-    call.add_done_callback(lambda done: done.cancelled() or done.exception())
 
 
 Forms = dict[str, tuple[BaseTool, BaseTool]]  # name -> (the tool, the form run instead)

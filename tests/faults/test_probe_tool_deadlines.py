@@ -9,11 +9,13 @@ with the promise the test passes; a defect is a strict xfail asserting the right
 Timings are loose: a stuck tool waits on a gate for 10 s (released when its test ends), so a
 run that does not abandon it takes far longer than any bound here.
 
-Found when it was written (strict xfails, each checked to fail on its assertion), and fixed: an
-async tool that swallows its cancellation held the run; a tool's own TimeoutError was reported
+Found when it was written (strict xfails, each checked to fail on its assertion), and fixed: a
+tool's own TimeoutError was reported
 as the agent's tool_timeout; run_timeout charged a resumed run for the time it sat stopped (an
 approval pause, a failed model call); a caller's model's timeout was blamed on the embedded
-model, or worded as model_timeout. Left, a strict xfail: a sync-only model past model_timeout
+model, or worded as model_timeout. Left, strict xfails: an async tool that swallows its
+cancellation holds the run (a task per call, waited for, fixed it but was withdrawn when a
+Ctrl-C test of the command failed once under load); a sync-only model past model_timeout
 in an async run is abandoned at the deadline, but `asyncio.run` joins the loop's default
 executor, where LangChain runs such a model, before it returns.
 """
@@ -231,6 +233,11 @@ def test_a_sync_tool_catching_base_exception_is_abandoned_all_the_same(
     assert caught == []
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="an async tool that swallows CancelledError holds the run past tool_timeout: the call "
+    "is awaited in the node's own task under asyncio.timeout, which cancels once and waits",
+)
 def test_an_async_tool_swallowing_cancellation_is_abandoned_at_the_deadline() -> None:
     """The deadline is a wait: a coroutine that ignores its cancellation is left to itself,
     and the run goes on with the timeout observation."""

@@ -535,11 +535,24 @@ def test_an_abandoned_async_call_is_cancelled_on_the_server(config: Path, counts
     assert lines(counts) == []
 
 
-def test_a_tool_timeout_above_30_s_lets_a_slow_mcp_call_finish(shared: Path) -> None:
-    """Slow by nature: the call takes 31 s (the MCP layer's own limit is 30 s)."""
-    script = [action("native", "slow", {"seconds": 31})]
-    out = run(agent_for("native", script, shared, tool_timeout=40), "async")
-    assert observed(out) == [("slow", False, "slept 31")]
+def test_the_agents_mcp_tools_have_no_limits_of_their_own(
+    shared: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run's `tool_timeout` and `observation_limit` are the limits: the agent asks the MCP
+    layer for none shorter (it had a 30 s call limit and a 20,000-character cut of its own, so
+    a 31 s call failed under `tool_timeout=40`; checked here without waiting 31 s)."""
+    import graph.tooling.registry as registry
+
+    asked: list[dict[str, Any]] = []
+
+    def recording(path: str, **limits: Any) -> list[Any]:
+        asked.append(limits)
+        return []
+
+    monkeypatch.setattr(registry, "mcp_tools", recording)
+    registry.registry_tools(None, str(shared))
+    assert asked == [{"timeout": None, "max_chars": registry.MCP_MAX_CHARS}]
+    assert registry.MCP_MAX_CHARS >= 100_000  # observation_limit's largest value
 
 
 @pytest.mark.parametrize(("protocol", "mode"), SHORT_MODES)
