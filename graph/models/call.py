@@ -78,10 +78,10 @@ def call_model(
     future = _CALLERS.submit(call, runnable.invoke, list(messages), config)
     try:
         reply = future.result(limits.timeout)
-    except concurrent.futures.TimeoutError:
-        if not future.done():
-            raise ModelDeadline(f"no complete reply within {limits.timeout:g} s") from None
-        reply = future.result()  # it ended meanwhile: its reply, or its client's timeout
+    except concurrent.futures.TimeoutError as exc:
+        if future.done() and future.exception() is exc:
+            raise  # the client's own timeout, before the deadline
+        raise ModelDeadline(f"no complete reply within {limits.timeout:g} s") from None
     finally:
         # a failure's traceback holds this frame, and the future holds the failure: a
         # reference cycle that only the garbage collector would free

@@ -162,10 +162,10 @@ def bounded(timeout: float, names: Sequence[str], tools: Sequence[BaseTool] = ()
         future = BLOCKING.submit(contextvars.copy_context().run, execute, fitted)
         try:
             return future.result(timeout)
-        except TimeoutError:
-            if not future.done():  # past the deadline: the thread is left to itself
-                raise ToolDeadline from None
-            return future.result()  # it ended meanwhile: its result, or its own TimeoutError
+        except TimeoutError as exc:
+            if future.done() and future.exception() is exc:
+                raise  # the tool's own
+            raise ToolDeadline from None  # past the deadline: the thread is left to itself
         finally:
             # a failure's traceback holds this frame, and the future holds the failure: a
             # reference cycle that only the garbage collector would free
