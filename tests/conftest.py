@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 from collections.abc import AsyncIterator, Iterator
 from functools import cache
@@ -127,6 +128,12 @@ _REQUIRED = os.environ.get(REQUIRE_SERVICES, "").strip() not in ("", "0")  # bef
 def pytest_configure(config: pytest.Config) -> None:
     for name, what in SERVICES.items():
         config.addinivalue_line("markers", f"{name}: needs {what}; skipped when it is not there")
+    # A suite started in the background of a non-interactive shell (`pytest &`, nohup, some CI
+    # runners) inherits SIGINT ignored, and so would every process a test starts: the Ctrl-C
+    # tests would wait out their timeouts. Python's own handler is put back, so a child starts
+    # with the default action and installs its KeyboardInterrupt as usual.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
