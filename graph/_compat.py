@@ -34,6 +34,9 @@
   the thread then reports to an event loop `asyncio.run` may have closed (a traceback on a
   user's terminal). aiosqlite keeps the thread as `_thread` (`aiosqlite_worker`), so the
   store's opener waits for it while the loop runs.
+* A paused task's interrupt is stored among a checkpoint's pending writes (public, in
+  `CheckpointTuple`) under a channel whose name LangGraph keeps private (`__interrupt__`):
+  `holds_interrupt` reads it, so a paused thread is known without rebuilding its state.
 """
 
 from __future__ import annotations
@@ -143,3 +146,12 @@ def aiosqlite_worker(conn: Any) -> threading.Thread | None:
     """The worker thread of an aiosqlite connection, or None where aiosqlite keeps none."""
     worker = getattr(conn, "_thread", None)
     return worker if isinstance(worker, threading.Thread) else None
+
+
+INTERRUPT_CHANNEL = "__interrupt__"  # langgraph._internal._constants.INTERRUPT
+
+
+def holds_interrupt(saved: Any) -> bool:
+    """Whether a checkpoint (a `CheckpointTuple`, or None) has a paused task."""
+    writes = getattr(saved, "pending_writes", None) or ()
+    return any(channel == INTERRUPT_CHANNEL for _, channel, _ in writes)

@@ -34,13 +34,14 @@ from langgraph.types import Send
 
 from graph._compat import both, compiled_as, inline
 from graph.caller_schemas import context_schema_for
-from graph.checked import SERVED_CONTEXT, AgentGraph, our_node_names
+from graph.checked import SERVED_CONTEXT, AgentGraph
 from graph.loop.bindings import Bindings
 from graph.loop.tasks import hooks_answered, to_act
 from graph.middleware.hooks import NODE_HOOKS, add_hook_nodes, jumps_of, node_name, with_hook
 from graph.middleware.loading import check_names, load_middleware
 from graph.middleware.schema import extended, private_keys
 from graph.middleware.streaming import stream_transformers
+from graph.node_names import our_node_names
 from graph.nodes.act import make_act
 from graph.nodes.finish import make_finish
 from graph.nodes.observe import make_observe, make_route_after_act
@@ -67,11 +68,12 @@ def route_after_think(
     state: RouteState,
 ) -> list[Send] | Literal["act", "review", "model", "observe", "finish", "__end__"]:
     """After think: an unusable reply goes back to the model (`model`, the loop's entry),
-    where the corrections policy answers it first."""
+    where the corrections policy answers it first; a last model message with no call (a
+    hook's reply, a client's `update_state` of the step) ends the run, as in `create_agent`."""
     run = state.get("run") or {}
     if run.get("closed"):  # the recursion limit left no room even for finish
         return END
-    if run_status(state) != "running":
+    if run_status(state) != "running" or hooks_answered(state):
         return "finish"
     if run.get("invalid"):
         return "model"
@@ -262,7 +264,7 @@ def _after_hooks(jumps: list[str], loop_entry: str) -> Any:
             if jump == "end":
                 return "finish"
             return to_act(state) or "observe"
-        return "finish" if hooks_answered(state) else route_after_think(state)
+        return route_after_think(state)
 
     return route_after_model_hooks
 

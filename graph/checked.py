@@ -27,13 +27,14 @@ from typing import Any
 from langgraph.channels.base import BaseChannel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Command
+from langgraph.types import Command, StateUpdate
 from pydantic import BaseModel
 
 from graph.channels import CHECKS
+from graph.loop.turn import results_cut_off
 from graph.message_reducer import check_messages
-from graph.middleware.hooks import CREATE_AGENT_NODES
 from graph.middleware.schema import private_keys
+from graph.node_names import our_goto, our_node_names, our_update_nodes
 from graph.policies.run_deadline import invoked
 from graph.state import LOOP_KEYS, run_status
 from graph.thread_writes import check_against_thread, needs_thread, waiting_calls
@@ -66,7 +67,8 @@ class AgentGraph(CompiledStateGraph):
     UnboundLocalError or TypeError, or quietly hand back the old state. A continue from a named
     checkpoint (time travel) is LangGraph's own. `goto=None`, as the LangGraph server maps a
     command without one, means no goto. A write in an input, a command or a state update is
-    checked before LangGraph stores it (the module's docstring)."""
+    checked before LangGraph stores it (the module's docstring). A new question on a thread
+    paused inside a step first stores the step's finished calls (`loop.turn.results_cut_off`)."""
 
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         input, thread_checks = self._checked_input(input)
@@ -74,6 +76,12 @@ class AgentGraph(CompiledStateGraph):
         resuming = _continues(input, config)
         if (thread_checks or resuming) and self._has_threads(config):
             _check_on_thread(self.get_state(config), input, thread_checks, resuming)
+        if (
+            _new_input(input, config)
+            and self._has_threads(config)
+            and (kept := results_cut_off(self.checkpointer.get_tuple(config)))
+        ):
+            super().bulk_update_state(config, [[StateUpdate({"messages": kept}, "act")]])
         yield from super().stream(input, config, **kwargs)
 
     async def astream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
@@ -82,17 +90,23 @@ class AgentGraph(CompiledStateGraph):
         resuming = _continues(input, config)
         if (thread_checks or resuming) and self._has_threads(config):
             _check_on_thread(await self.aget_state(config), input, thread_checks, resuming)
+        if (
+            _new_input(input, config)
+            and self._has_threads(config)
+            and (kept := results_cut_off(await self.checkpointer.aget_tuple(config)))
+        ):
+            await super().abulk_update_state(config, [[StateUpdate({"messages": kept}, "act")]])
         async for part in super().astream(input, config, **kwargs):
             yield part
 
     def bulk_update_state(self, config: Any, supersteps: Any) -> Any:
-        supersteps = _our_names(supersteps)
+        supersteps = our_update_nodes(supersteps)
         if thread_checks := self._check_supersteps(supersteps):
             _check_against_thread(thread_checks, self.get_state(config))
         return super().bulk_update_state(config, supersteps)
 
     async def abulk_update_state(self, config: Any, supersteps: Any) -> Any:
-        supersteps = _our_names(supersteps)
+        supersteps = our_update_nodes(supersteps)
         if thread_checks := self._check_supersteps(supersteps):
             _check_against_thread(thread_checks, await self.aget_state(config))
         return await super().abulk_update_state(config, supersteps)
@@ -122,8 +136,7 @@ class AgentGraph(CompiledStateGraph):
             writes = ((k, v) for k, v in input.items() if k in keys)
             return input, self._check_writes(writes, protect=False)
         thread_checks = self._check_writes(_writes(input.update), protect=True)
-        if input.goto is None:
-            input = dataclasses.replace(input, goto=())
+        input = dataclasses.replace(input, goto=our_goto(input.goto))
         if input.resume is None and input.update is None and not input.goto:
             raise NothingToResume(
                 "The command carries nothing: send Command(resume=...) with the decisions for a "
@@ -218,27 +231,6 @@ def _deciding(input: Any) -> bool:
     return isinstance(input, Command) and input.resume is not None
 
 
-def our_node_names(names: Any) -> Any:
-    """Interrupt nodes with `create_agent`'s names taken for the nodes that play them (`"*"`,
-    every node, and None as they are)."""
-    if names is None or isinstance(names, str):
-        return names
-    return [CREATE_AGENT_NODES.get(n, n) for n in names]
-
-
-def _our_names(supersteps: Any) -> list[list[Any]]:
-    """The updates with `as_node` in `create_agent`'s names (`model`, `tools`) renamed."""
-    return [[_renamed(update) for update in superstep or ()] for superstep in supersteps or ()]
-
-
-def _renamed(update: Any) -> Any:
-    if not (isinstance(update, tuple) and len(update) > 1 and update[1] in CREATE_AGENT_NODES):
-        return update
-    if hasattr(update, "_replace"):  # LangGraph's StateUpdate
-        return update._replace(as_node=CREATE_AGENT_NODES[update[1]])
-    return (update[0], CREATE_AGENT_NODES[update[1]], *update[2:])
-
-
 def _values_and_node(update: Any) -> tuple[Any, Any]:
     """A `StateUpdate` (values, as_node[, task_id]), or bare values."""
     if isinstance(update, tuple) and update:
@@ -272,6 +264,13 @@ def _writes(values: Any) -> Iterator[tuple[str, Any]]:
             value = getattr(values, field.name)
             if value is not None:
                 yield field.name, value
+
+
+def _new_input(input: Any, config: Any) -> bool:
+    """A question (or other new input) at the thread's head: where a paused step's finished
+    calls are stored before it starts (`graph.loop.turn.results_cut_off`)."""
+    configurable = (config or {}).get("configurable") or {}
+    return isinstance(input, Mapping) and "checkpoint_id" not in configurable
 
 
 def _continues(input: Any, config: Any) -> bool:

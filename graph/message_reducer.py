@@ -38,10 +38,8 @@ def add_message_batches(messages: list[AnyMessage], writes: Sequence[Any]) -> li
         batch = convert_to_messages(flat)
     except Exception:  # LangChain raises AttributeError for some malformed fields
         batch = _convertible(flat)
-    for offset, message in enumerate(batch):
-        if message.id is None:
-            seed = f"{len(messages) + offset}:{message.type}:{message.text}"
-            message.id = str(uuid.uuid5(uuid.NAMESPACE_URL, seed))
+    if any(message.id is None for message in batch):
+        _give_ids(messages, batch)
     try:
         return add_messages(messages, batch)
     except ValueError as exc:  # a removal of an id the conversation does not hold
@@ -50,6 +48,29 @@ def add_message_batches(messages: list[AnyMessage], writes: Sequence[Any]) -> li
             raise
         _log.warning("A removal from 'messages' was dropped: %s", exc)
         return add_messages(messages, kept)
+
+
+def _give_ids(messages: list[AnyMessage], batch: list[BaseMessage]) -> None:
+    """An id for each message of the batch written without one, from the length of the
+    conversation when it lands: the same whether the batch is one step's writes or a whole
+    replay of several steps (a removal or a replacement earlier in it moves the length as it
+    did when it was written)."""
+    known = {_id(m) for m in messages}
+    size = len(messages)
+    for message in batch:
+        if isinstance(message, RemoveMessage):
+            if message.id == REMOVE_ALL_MESSAGES:
+                known, size = set(), 0
+            elif message.id in known:
+                known.discard(message.id)
+                size -= 1
+            continue
+        if message.id is None:
+            seed = f"{size}:{message.type}:{message.text}"
+            message.id = str(uuid.uuid5(uuid.NAMESPACE_URL, seed))
+        if message.id not in known:
+            known.add(message.id)
+            size += 1
 
 
 def _convertible(items: list[Any]) -> list[BaseMessage]:

@@ -13,6 +13,7 @@ from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage, ToolM
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from graph import messages as m
+from graph._compat import holds_interrupt
 from graph.state import AgentState, run_status
 
 
@@ -28,7 +29,8 @@ def new_turn(state: AgentState) -> dict[str, Any] | None:
         return None
     run = state.get("run") or {}
     question = next((x for x in reversed(messages) if m.is_user_message(x)), None)
-    cleared = {key: None for key in ("answer", "error") if state.get(key) is not None}
+    ended = ("answer", "error", "structured_response")  # the last run's: not this one's
+    cleared = {key: None for key in ended if state.get(key) is not None}
     # written only where set: every written channel costs a version entry (`run_status`)
     if state.get("status") is not None:
         cleared["status"] = "running"
@@ -48,37 +50,42 @@ def new_turn(state: AgentState) -> dict[str, Any] | None:
             "tokens": None,
             **({"asking": []} if run.get("asking") else {}),
         },
-        "messages": calls_not_run(messages, run.get("review") or (), run.get("asking") or ()),
+        "messages": calls_not_run(
+            messages,
+            run.get("review") or (),
+            [*(run.get("asking") or ()), *(state.get("approvals") or {})],
+        ),
     }
 
 
 def calls_not_run(
-    messages: list[BaseMessage], waiting: Collection[str] = (), asking: Collection[str] = ()
+    messages: list[BaseMessage], waiting: Collection[str] = (), decided: Collection[str] = ()
 ) -> list[BaseMessage]:
-    """Answers for the tool calls of the last step that never ran: a pending approval that got
-    a new message instead of a decision, a step a client wrote into a finished run (it is not
-    run: nothing approved it), or a ToolMessage the agent did not produce while the step still
-    waited (a client's stand-in). A step the model answered after is finished: the results
-    it read are kept, whoever wrote them (a transcript a client keeps itself, a thread moved
-    over from another agent), except for a call that still `waiting` for the review (it never
-    ran, whatever a client wrote after it: a result marked as the agent's, a forged answer) or
-    one approval middleware was `asking` about inside act (per_call mode): only the agent's
-    own result says it ran (a client cannot write one: `graph.thread_writes`).
-    Each answer stands where the call's result belongs, right after its step (`placed`)."""
+    """Answers for the tool calls of the last step that have no result: a pending approval
+    that got a new message instead of a decision, a step a client wrote into a finished run
+    (it is not run: nothing approved it), a broken call (`invalid_tool_calls`) the run ended
+    on: chat APIs refuse a call with no result. A result the agent did not write is the call's
+    result, as in `create_agent` (a client skipping a tool by writing its result, a
+    transcript, a thread moved over from another agent), except for a call that still
+    `waiting` for the review (it never ran, whatever a client wrote after it: Agent Chat UI's
+    "Successfully handled tool call.", a result marked as the agent's, a forged answer) or one
+    a person `decided` on (approved and sealed, or asked about inside act in per_call mode):
+    only the agent's own result says it ran (a client cannot write one:
+    `graph.thread_writes`). Such a stand-in is replaced by the answer, which stands where the
+    call's result belongs (`placed`)."""
     for at in range(len(messages) - 1, -1, -1):
         step = messages[at]
-        if isinstance(step, AIMessage) and step.tool_calls:
+        if isinstance(step, AIMessage) and (step.tool_calls or step.invalid_tool_calls):
             break
     else:
         return []
-    finished = any(isinstance(x, AIMessage) for x in messages[at + 1 :])
-    pending, asked = set(waiting), set(asking)
+    pending, gated = set(waiting), {*waiting, *decided}
     ours = {
         x.tool_call_id
         for x in messages
         if isinstance(x, ToolMessage)
         and x.tool_call_id not in pending
-        and (m.is_our_observation(x) or (finished and x.tool_call_id not in asked))
+        and (m.is_our_observation(x) or x.tool_call_id not in gated)
     }
     foreign = {
         x.tool_call_id: x
@@ -87,14 +94,18 @@ def calls_not_run(
     }
     answers: list[ToolMessage] = []
     stand_ins: list[ToolMessage] = []
-    for call in step.tool_calls:
+    broken = [c for c in step.invalid_tool_calls if c.get("id")]
+    for call in [*step.tool_calls, *broken]:
         if call["id"] in ours:
             continue
-        text = (
-            f"The call to {call['name']} was not run: the conversation moved on before it "
-            "ran (a new message came while it waited for approval, or it was written into a "
-            "finished run). Do not assume it happened."
+        why = (
+            "its arguments could not be read"  # a broken call the run ended on
+            if call in broken
+            else "the conversation moved on before it ran (a new message came while it "
+            "waited for approval, or it was written into a finished run)"
         )
+        name = call.get("name") or "a tool"
+        text = f"The call to {name} was not run: {why}. Do not assume it happened."
         if call["id"] in foreign:  # the client's stand-in goes; ours is shown in its place
             stand_ins.append(foreign[call["id"]])
         answers.append(m.observation(call, text, is_error=True))
@@ -119,3 +130,21 @@ def placed(
     if not answers or at == len(kept):
         return [*(RemoveMessage(id=x.id) for x in stand_ins), *answers]
     return [RemoveMessage(id=REMOVE_ALL_MESSAGES), *kept[:at], *answers, *kept[at:]]
+
+
+def results_cut_off(saved: Any) -> list[ToolMessage]:
+    """The agent's own results of calls that finished in a step another call of it paused
+    (per_call approvals: each call is a task of act, and the paused one interrupts while its
+    siblings' results wait as the checkpoint's pending writes). LangGraph drops those writes
+    when a new question starts a step instead of a decision, so the caller stores them first
+    (`graph.checked`): the model is then told what ran, and never that a call which ran did
+    not. `saved` is the thread's head as the checkpointer reads it (a `CheckpointTuple`)."""
+    if not holds_interrupt(saved):
+        return []
+    return [
+        message
+        for _, channel, value in saved.pending_writes
+        if channel == "messages"
+        for message in (value if isinstance(value, list) else [value])
+        if m.is_our_observation(message)
+    ]

@@ -38,10 +38,14 @@ class RunDeadline(LoopPolicy):
         return request
 
 
-def invoked(config: Any) -> dict[str, Any]:
-    """The config of a call of the graph (a question or a resume), stamped with its start."""
-    config = dict(config or {})
-    config["configurable"] = {**(config.get("configurable") or {}), INVOKED_AT: time.time()}
+def invoked(config: Any) -> Any:
+    """The config of a call of the graph (a question or a resume), stamped with its start. A
+    config with no `configurable` (no thread: nothing to resume) is left as it is, so
+    LangGraph still says a checkpointer needs a thread id."""
+    if not (config or {}).get("configurable"):
+        return config
+    config = dict(config)
+    config["configurable"] = {**config["configurable"], INVOKED_AT: time.time()}
     return config
 
 

@@ -259,3 +259,31 @@ def test_a_failed_aiosqlite_connection_has_a_worker_thread_to_wait_for(tmp_path:
         return worker
 
     assert not asyncio.run(failing()).is_alive()
+
+
+def test_a_paused_checkpoint_is_seen_in_its_pending_writes() -> None:
+    """`holds_interrupt` reads the channel LangGraph stores an interrupt under among a
+    checkpoint's pending writes: if a release renames it, a new question on a per_call pause
+    would silently drop the results of the step's finished calls again."""
+    from langgraph._internal._constants import INTERRUPT
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command, interrupt
+
+    from graph._compat import INTERRUPT_CHANNEL, holds_interrupt
+
+    assert INTERRUPT_CHANNEL == INTERRUPT
+
+    def node(state: Counter) -> Counter:
+        return {"n": state["n"] + int(interrupt("more?"))}
+
+    builder = StateGraph(Counter)
+    builder.add_node("node", node)
+    builder.add_edge(START, "node")
+    builder.add_edge("node", END)
+    saver = InMemorySaver()
+    graph = builder.compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "t"}}
+    graph.invoke({"n": 0}, config)
+    assert holds_interrupt(saver.get_tuple(config))
+    graph.invoke(Command(resume=1), config)
+    assert not holds_interrupt(saver.get_tuple(config)) and not holds_interrupt(None)
