@@ -61,7 +61,9 @@ a pending call is answered "not run" where `create_agent` sends it unanswered.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -84,6 +86,7 @@ from langchain_core.messages import (
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.types import Command
 from pydantic import BaseModel
 
@@ -676,6 +679,28 @@ def test_per_call_a_call_that_ran_before_the_pause_keeps_its_result() -> None:
     told = {x.tool_call_id: x.text for x in turns.request if isinstance(x, ToolMessage)}
     assert "was not run" in told["c1"]
     assert told["c2"] == "noted b"
+
+
+def test_per_call_a_call_that_ran_before_the_pause_keeps_its_result_async() -> None:
+    """The same through `ainvoke` (the CLI and a served run), and on SQLite."""
+    RAN.clear()
+    step = calls(tool_call("lookup", {"q": "a"}, id="c1"), tool_call("note", {"q": "b"}, id="c2"))
+    model = ScriptedChatModel([step, answer("native", "A2")])
+
+    async def both_turns(path: str) -> None:
+        async with AsyncSqliteSaver.from_conn_string(path) as saver:
+            agent = ours(model, saver, "native", approve=["lookup"], approval_mode="per_call")
+            first = await agent.ainvoke({"messages": [("user", Q1)]}, config())
+            assert "__interrupt__" in first
+            await agent.ainvoke({"messages": [("user", Q2)]}, config())
+
+    with tempfile.TemporaryDirectory() as folder:
+        asyncio.run(both_turns(f"{folder}/threads.sqlite"))
+    assert RAN == ["b"]
+    told = {
+        x.tool_call_id: x.text for x in model.requests[-1].messages if isinstance(x, ToolMessage)
+    }
+    assert "was not run" in told["c1"] and told["c2"] == "noted b"
 
 
 # -- switching protocol or model between turns ---------------------------------------------------
