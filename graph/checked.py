@@ -31,7 +31,7 @@ from langgraph.types import Command, StateUpdate
 from pydantic import BaseModel
 
 from graph.channels import CHECKS
-from graph.loop.turn import results_cut_off
+from graph.loop.turn import paused_input
 from graph.message_reducer import check_messages
 from graph.middleware.schema import private_keys
 from graph.node_names import our_goto, our_node_names, our_update_nodes
@@ -68,7 +68,7 @@ class AgentGraph(CompiledStateGraph):
     checkpoint (time travel) is LangGraph's own. `goto=None`, as the LangGraph server maps a
     command without one, means no goto. A write in an input, a command or a state update is
     checked before LangGraph stores it (the module's docstring). A new question on a thread
-    paused inside a step first stores the step's finished calls (`loop.turn.results_cut_off`)."""
+    paused inside a step is read with the pause in mind (`graph.loop.turn.paused_input`)."""
 
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         input, thread_checks = self._checked_input(input)
@@ -76,12 +76,10 @@ class AgentGraph(CompiledStateGraph):
         resuming = _continues(input, config)
         if (thread_checks or resuming) and self._has_threads(config):
             _check_on_thread(self.get_state(config), input, thread_checks, resuming)
-        if (
-            _new_input(input, config)
-            and self._has_threads(config)
-            and (kept := results_cut_off(self.checkpointer.get_tuple(config)))
-        ):
-            super().bulk_update_state(config, [[StateUpdate({"messages": kept}, "act")]])
+        if _new_input(input, config) and self._has_threads(config):
+            input, kept = paused_input(input, self.checkpointer.get_tuple(config))
+            if kept:
+                super().bulk_update_state(config, [[StateUpdate({"messages": kept}, "act")]])
         yield from super().stream(input, config, **kwargs)
 
     async def astream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
@@ -90,12 +88,10 @@ class AgentGraph(CompiledStateGraph):
         resuming = _continues(input, config)
         if (thread_checks or resuming) and self._has_threads(config):
             _check_on_thread(await self.aget_state(config), input, thread_checks, resuming)
-        if (
-            _new_input(input, config)
-            and self._has_threads(config)
-            and (kept := results_cut_off(await self.checkpointer.aget_tuple(config)))
-        ):
-            await super().abulk_update_state(config, [[StateUpdate({"messages": kept}, "act")]])
+        if _new_input(input, config) and self._has_threads(config):
+            input, kept = paused_input(input, await self.checkpointer.aget_tuple(config))
+            if kept:
+                await super().abulk_update_state(config, [[StateUpdate({"messages": kept}, "act")]])
         async for part in super().astream(input, config, **kwargs):
             yield part
 
@@ -267,8 +263,8 @@ def _writes(values: Any) -> Iterator[tuple[str, Any]]:
 
 
 def _new_input(input: Any, config: Any) -> bool:
-    """A question (or other new input) at the thread's head: where a paused step's finished
-    calls are stored before it starts (`graph.loop.turn.results_cut_off`)."""
+    """A question (or other new input) at the thread's head, where a pause is read
+    (`graph.loop.turn.paused_input`)."""
     configurable = (config or {}).get("configurable") or {}
     return isinstance(input, Mapping) and "checkpoint_id" not in configurable
 

@@ -6,10 +6,16 @@ own "Successfully handled tool call." when the user types during an approval pau
 from __future__ import annotations
 
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    RemoveMessage,
+    ToolMessage,
+    convert_to_messages,
+)
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from graph import messages as m
@@ -132,19 +138,31 @@ def placed(
     return [RemoveMessage(id=REMOVE_ALL_MESSAGES), *kept[:at], *answers, *kept[at:]]
 
 
-def results_cut_off(saved: Any) -> list[ToolMessage]:
-    """The agent's own results of calls that finished in a step another call of it paused
-    (per_call approvals: each call is a task of act, and the paused one interrupts while its
-    siblings' results wait as the checkpoint's pending writes). LangGraph drops those writes
-    when a new question starts a step instead of a decision, so the caller stores them first
-    (`graph.checked`): the model is then told what ran, and never that a call which ran did
-    not. `saved` is the thread's head as the checkpointer reads it (a `CheckpointTuple`)."""
+def paused_input(input: Mapping[str, Any], saved: Any) -> tuple[Any, list[ToolMessage]]:
+    """A new input to a thread whose head is paused (`saved`, the head as the checkpointer
+    reads it: a `CheckpointTuple`), as the run takes it, and the results to store before it.
+
+    - A tool result the input carries that the agent did not write is a stand-in for a call
+      that waited (Agent Chat UI's "Successfully handled tool call." when the user types during
+      a pause, whatever middleware paused): it is left out, so the new turn answers the call
+      as not run (`calls_not_run`) instead of telling the model it ran.
+    - The agent's own results of calls that finished while another call of their step paused
+      (per_call approvals: each call is a task of act) wait as the checkpoint's pending writes,
+      which LangGraph drops when a new input starts a step: the caller stores them first
+      (`graph.checked`), so the model is told what ran, never that a call which ran did not.
+    """
     if not holds_interrupt(saved):
-        return []
-    return [
+        return input, []
+    cut_off = [
         message
         for _, channel, value in saved.pending_writes
         if channel == "messages"
         for message in (value if isinstance(value, list) else [value])
         if m.is_our_observation(message)
     ]
+    written = input.get("messages")
+    if not written:
+        return input, cut_off
+    items = convert_to_messages(written if isinstance(written, list) else [written])
+    kept = [x for x in items if not isinstance(x, ToolMessage) or m.is_our_observation(x)]
+    return ({**input, "messages": kept} if len(kept) < len(items) else input), cut_off

@@ -49,7 +49,7 @@ is the last run's; a result the agent did not write counts unless the call waite
 decision) and graph/message_reducer.py (an id-less message's id from the conversation's length
 as it lands, removals counted); the per_call result held only in the interrupted step's
 pending writes, which LangGraph drops when a new question starts a step, is stored first
-(graph/checked.py with graph/loop/turn.py `results_cut_off`).
+(graph/checked.py with graph/loop/turn.py `paused_input`).
 
 Everything else held: no orphan, duplicate or lost message, the system prompt once, no stale
 status/answer/error, and a normal second answer after every other ending, on both savers.
@@ -938,3 +938,27 @@ def test_cli_the_next_question_after_a_native_correction_loop(tmp_path: Path) ->
         second = cli_turn(Q2, env)
         assert second.returncode == 0, second.stdout[-400:]
         assert json.loads(second.stdout)["answer"] == "A2"
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_a_stand_in_sent_during_a_users_own_hitl_pause_is_answered_as_not_run(
+    protocol: str,
+) -> None:
+    """Agent Chat UI's stand-in for a call a user's own `HumanInTheLoopMiddleware` paused,
+    sent with a new message: the call never ran, and the model is told so (as with the
+    agent's own approvals), not that it succeeded."""
+    RAN.clear()
+    model = ScriptedChatModel([_step(protocol, "note"), answer(protocol, "A2")])
+    hitl = HumanInTheLoopMiddleware({"note": True})
+    agent = ours(model, InMemorySaver(), protocol, middleware=[hitl])
+    first = agent.invoke({"messages": [("user", Q1)]}, config())
+    assert "__interrupt__" in first
+    call = first["messages"][-1].tool_calls[0]
+    stand_in = {"type": "tool", "tool_call_id": call["id"], "id": "do-not-render-1"}
+    stand_in["content"] = "Successfully handled tool call."
+    out = agent.invoke({"messages": [stand_in, {"role": "user", "content": Q2}]}, config())
+    assert RAN == [] and out["status"] == "answered"
+    told = [x.text for x in model.requests[-1].messages]
+    assert not any("Successfully handled" in text for text in told)
+    assert any("was not run" in text for text in told)
+    assert "do-not-render-1" not in [x.id for x in out["messages"]]
