@@ -46,6 +46,9 @@ _SECRET_WORD = re.compile(_SECRET_WORDS, re.IGNORECASE)
 # folding takes letters `lower()` leaves alone (`ſ` for `s`, `ı` for `i`).
 _CLUES = ("key", "token", "secret", "passw", "pwd", "sig", "credential", "auth", "bearer", "basic",
           "k-", "://")  # fmt: skip
+# An exception's name before its message names no secret ("KeyError: 'parameters'",
+# "TokenizerError: ..."): the message is what a person needs to read
+_NOT_SECRETS = ("Error", "Exception", "Warning")
 _BEARER = re.compile(r"\b(?P<kind>Bearer|Basic|Token)\s+[A-Za-z0-9._~+/\-=]{4,}", re.IGNORECASE)
 _PROVIDER_KEY = re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_\-*]{6,}")
 
@@ -67,7 +70,7 @@ def _mask_pairs(text: str) -> str:
         if start < done or not _SECRET_WORD.search(text, start, candidate.end()):
             continue
         match = _SECRET_PAIR.match(text, start)
-        if match is None:
+        if match is None or match["name"].endswith(_NOT_SECRETS):
             continue
         parts += [text[done:start], _mask_pair(match)]
         done = match.end()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -146,7 +147,10 @@ class RunOptions:
                 raise Stop(str(exc), EXIT["usage"]) from None
         if not isinstance(schema, dict) or schema.get("type", "object") != "object":
             raise Stop(f"--schema {self.schema}: the schema must describe a JSON object.", 2)
-        schema.setdefault("title", Path(self.schema).stem.replace("-", "_") or "answer")
+        # the title names the answer's tool or format, which OpenAI takes only as
+        # [a-zA-Z0-9_-]{1,64}: a file's stem or a title with spaces or dots is made one
+        title = str(schema.get("title") or Path(self.schema).stem)
+        schema["title"] = re.sub(r"[^A-Za-z0-9_-]+", "_", title).strip("_")[:64] or "answer"
         return schema
 
     def flags(self) -> dict[str, str]:

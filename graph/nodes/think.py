@@ -117,7 +117,12 @@ def decide(plan: Plan, response: ModelResponse, commands: list[Command]) -> dict
         write({"event": "thought", "text": thought})
     if update.get("status") == "max_steps":  # the step limit's closing call (`StepLimit`)
         text = step.text.strip() or thought  # finish writes it as the closing message
-        told = [x for x in written if x is not step]  # what a policy told the model before it
+        if response.structured_response is not None:  # the output tool's call answered
+            text = m.structured_answer(written)
+        calls = {c["id"] for c in step.tool_calls}  # not kept: nor are their results
+        told = [  # what a policy told the model before it
+            x for x in written if x is not step and getattr(x, "tool_call_id", None) not in calls
+        ]
         kept = [*before, *told, *after]
         return {**update, "answer": text or None, **({"messages": kept} if kept else {})}
     if kind != "invalid" and not (kind == "step" and step.tool_calls):

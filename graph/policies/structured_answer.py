@@ -38,6 +38,7 @@ from langchain.agents.structured_output import (
     ToolStrategy,
 )
 from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
+from pydantic_core import to_jsonable_python
 
 from graph import messages as m
 from graph.models.failures import one_line
@@ -87,15 +88,15 @@ class StructuredAnswer(LoopPolicy):
     def prepared(self, request: ModelRequest) -> tuple[ModelRequest, Any]:
         """The request as this strategy sends it, and how its response is read."""
         if (self.run(request).get("protocol") or "native") == "text":
-            spec = self.tool_strategy.schema_specs[0]
-            text = ANSWER_FORMAT.format(schema=json.dumps(spec.json_schema, ensure_ascii=False))
+            schema = answer_schema([spec.json_schema for spec in self.tool_strategy.schema_specs])
+            text = ANSWER_FORMAT.format(schema=json.dumps(schema, ensure_ascii=False))
             system = request.system_message.text if request.system_message else ""
             shaped = request.override(system_message=SystemMessage(f"{system}\n\n{text}".strip()))
             if getattr(request.model, "completion_prompt", False):
                 # the embedded model: its grammar writes the schema's object
                 from graph.models.local.completion import ANSWER_SCHEMA
 
-                settings = {**shaped.model_settings, ANSWER_SCHEMA: spec.json_schema}
+                settings = {**shaped.model_settings, ANSWER_SCHEMA: schema}
                 shaped = shaped.override(model_settings=settings)
             return shaped, self.read_text
         provider = self.provider(request)
@@ -190,6 +191,21 @@ class StructuredAnswer(LoopPolicy):
         return _unusable(step, why)
 
 
+def answer_schema(schemas: list[dict[str, Any]]) -> dict[str, Any]:
+    """The one JSON schema a text Final Answer is asked to match: the schema itself, or for a
+    union (`ToolStrategy(A | B)`) any of its variants, their definitions gathered at the root
+    where their local `$ref`s point."""
+    if len(schemas) == 1:
+        return schemas[0]
+    defs: dict[str, Any] = {}
+    variants = []
+    for schema in schemas:
+        variant = dict(schema)
+        defs.update(variant.pop("$defs", None) or {})
+        variants.append(variant)
+    return {"anyOf": variants, **({"$defs": defs} if defs else {})}
+
+
 def _last_step(response: ModelResponse) -> AIMessage | None:
     return next((x for x in reversed(response.result) if isinstance(x, AIMessage)), None)
 
@@ -209,17 +225,27 @@ def _answered(
         content=said,
         tool_call_id=call["id"],
         name=call["name"],
-        response_metadata={m.STRUCTURED: json.dumps(call["args"], ensure_ascii=False, default=str)},
+        response_metadata={m.STRUCTURED: as_json(parsed, call["args"])},
     )
     return ModelResponse(result=[answer, result], structured_response=parsed)
 
 
 def _json_answered(step: AIMessage, value: dict[str, Any], parsed: Any) -> ModelResponse:
     """A text Final Answer that is the schema's object: its JSON is the answer."""
-    text = json.dumps(value, ensure_ascii=False, default=str)
+    text = as_json(parsed, value)
     meta = {**step.response_metadata, m.MARK: "answer"}
     answer = step.model_copy(update={"content": text, "response_metadata": meta})
     return ModelResponse(result=[answer], structured_response=parsed)
+
+
+def as_json(parsed: Any, given: Any) -> str:
+    """The typed result as the answer's JSON: what validation made of the model's arguments
+    (coerced values, defaults filled in), else the arguments as given."""
+    try:
+        value = to_jsonable_python(parsed)
+    except Exception:  # a type pydantic cannot write as JSON: the model's own arguments
+        value = given
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def retry_text(handle: Any, error: Exception) -> str | None:
