@@ -37,6 +37,9 @@
 * A paused task's interrupt is stored among a checkpoint's pending writes (public, in
   `CheckpointTuple`) under a channel whose name LangGraph keeps private (`__interrupt__`):
   `holds_interrupt` reads it, so a paused thread is known without rebuilding its state.
+* Whether a model takes the provider's structured output beside its tools is `create_agent`'s
+  private `_supports_provider_strategy` (it knows that Gemini before 3 cannot combine the two):
+  `provider_output_with_tools` asks it, where the model's profile says it has one.
 """
 
 from __future__ import annotations
@@ -155,3 +158,10 @@ def holds_interrupt(saved: Any) -> bool:
     """Whether a checkpoint (a `CheckpointTuple`, or None) has a paused task."""
     writes = getattr(saved, "pending_writes", None) or ()
     return any(channel == INTERRUPT_CHANNEL for _, channel, _ in writes)
+
+
+def provider_output_with_tools(model: Any, tools: list[Any]) -> bool:
+    """`create_agent`'s answer to "provider structured output for this model and tools?"."""
+    from langchain.agents.factory import _supports_provider_strategy
+
+    return bool(_supports_provider_strategy(model, tools=tools))

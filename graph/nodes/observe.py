@@ -83,8 +83,10 @@ def assess(b: Bindings, ctx: AgentContext, state: RouteState | AgentState) -> di
     messages = state.get("messages") or []
     step, results = m.last_step(messages)
     update: dict[str, Any] = {}
-    direct = _returned_directly(b.tools(ctx), step, results)
-    if direct is not None:  # a `return_direct` tool's result is the answer, as in ToolNode
+    # a `return_direct` tool's result is the answer, as in ToolNode; not where the run asks
+    # for a typed result (`response_format`): the model reads it and gives the typed answer
+    direct = None if b.response_format else _returned_directly(b.tools(ctx), step, results)
+    if direct is not None:
         update.update(status="answered", answer=direct)
     structured = m.structured_answer(results)
     if structured is not None:  # the step gave the structured answer beside other calls

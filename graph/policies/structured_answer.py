@@ -41,6 +41,7 @@ from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
 from pydantic_core import to_jsonable_python
 
 from graph import messages as m
+from graph._compat import provider_output_with_tools
 from graph.models.failures import one_line
 from graph.policies.answer_schema import check_schema, checked
 from graph.policies.base import AsyncHandler, Handler, LoopPolicy
@@ -117,7 +118,11 @@ class StructuredAnswer(LoopPolicy):
         if isinstance(self.strategy, ToolStrategy):
             return None
         profile = getattr(request.model, "profile", None) or {}
-        return ProviderStrategy(self.strategy.schema) if profile.get("structured_output") else None
+        if not profile.get("structured_output"):  # the profile decides: no guess by name
+            return None
+        if not provider_output_with_tools(request.model, list(request.tools)):
+            return None  # a model that cannot combine it with tools (Gemini before 3)
+        return ProviderStrategy(self.strategy.schema)
 
     def read_tool(self, response: ModelResponse, *, plain_text_ok: bool = False) -> ModelResponse:
         """The output tool's call as the typed answer. A reply with no call at all ignored

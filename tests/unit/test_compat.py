@@ -287,3 +287,24 @@ def test_a_paused_checkpoint_is_seen_in_its_pending_writes() -> None:
     assert holds_interrupt(saver.get_tuple(config))
     graph.invoke(Command(resume=1), config)
     assert not holds_interrupt(saver.get_tuple(config)) and not holds_interrupt(None)
+
+
+def test_provider_output_beside_tools_is_create_agents_rule() -> None:
+    """`provider_output_with_tools` is `create_agent`'s private check: if a release moves it,
+    this fails instead of every structured run choosing the wrong strategy."""
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from graph._compat import provider_output_with_tools
+
+    class Named(FakeListChatModel):
+        model_name: str = ""
+
+    def model(name: str) -> Named:
+        made = Named(responses=["x"], model_name=name)
+        made.profile = {"structured_output": True, "tool_calling": True}
+        return made
+
+    assert provider_output_with_tools(model("gpt-4o-mini"), ["a tool"]) is True
+    assert provider_output_with_tools(model("gemini-2.5-flash"), []) is True
+    assert provider_output_with_tools(model("gemini-2.5-flash"), ["a tool"]) is False
+    assert provider_output_with_tools(model("gemini-3-pro"), ["a tool"]) is True

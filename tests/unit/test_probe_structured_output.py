@@ -17,21 +17,23 @@ raised, and the requests the model received (the tools offered and the keyword a
 Cases covered by test_parity_probe*.py, test_probe_thread_turns.py and
 tests/integration/test_structured_output.py are not repeated.
 
-Found (each a strict xfail asserting the right behaviour):
+Found when it was written (each a strict xfail checked to fail on its assertion); all but the
+two marked "left" are fixed and ordinary tests now:
 - under the text protocol a Union (`ToolStrategy(A | B)`, a `oneOf` dict) is asked for as its
   first variant only: the system prompt shows A's schema, never B's;
 - a model whose profile has structured output but is a Gemini before 3 gets the provider's
   JSON-schema mode beside its tools, where `create_agent` (knowing those cannot combine) uses
   the output tool;
-- an output-tool answer off its schema beside an ordinary call: the ordinary call never runs and
-  is answered with the output tool's validation error;
+- (left, a strict xfail) an output-tool answer off its schema beside an ordinary call: the
+  ordinary call never runs and is answered with the output tool's validation error;
 - at the step limit (`answer_on_limit`) a closing answer given with the output tool leaves its
   result in the thread without the call it answers (a conversation a chat API refuses);
 - a `return_direct` tool ends a run with `response_format` as status answered with no
-  `structured_response` (the docs: "a run never ends answered without its typed result");
-- `protocol="auto"` falling back to text: a schema-matching JSON Final Answer is refused and the
-  model told to call the output tool, which the next request no longer offers; a model that
-  obeys gets "Unknown tool";
+  `structured_response` (the docs: "a run never ends answered without its typed result"): such
+  a run now goes on, and the model gives the typed answer after reading the tool's result;
+- (left, a strict xfail) `protocol="auto"` falling back to text: a schema-matching JSON Final
+  Answer is refused and the model told to call the output tool, which the next request no
+  longer offers; a model that obeys gets "Unknown tool";
 - `answer` is the model's raw arguments, not the typed result as JSON (a coerced field differs);
 - a failure whose text is a `KeyError` (here langchain-openai's, for a top-level `oneOf` schema)
   is reported as `KeyError: '[redacted]'`: the redaction takes "KeyError:" for a secret's name;
@@ -453,11 +455,6 @@ def test_by_design_a_model_name_without_a_profile_takes_the_output_tool() -> Non
     assert ours.bound() == {"tool_choice": "any"} and ours.offered() == ["double", "W"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="StructuredAnswer.provider reads only the profile: a Gemini before 3 gets the "
-    "provider's JSON-schema mode beside its tools, which create_agent avoids",
-)
 def test_a_gemini_2_with_tools_takes_the_output_tool_as_create_agent_does() -> None:
     script = [answer_with("W", W_OK), answer_with("W", W_OK)]
     sent = {}
@@ -573,18 +570,15 @@ def test_a_closing_answer_by_the_output_tool_leaves_a_valid_conversation() -> No
             assert message.tool_call_id in asked, f"{message.tool_call_id} answers no call"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="observe.assess ends the run answered on a return_direct result even with a "
-    "response_format: status answered and no structured_response",
-)
 @pytest.mark.parametrize("rf", [W, ProviderStrategy(W)], ids=["tool", "provider"])
 def test_a_return_direct_tool_never_ends_answered_without_the_typed_result(rf: Any) -> None:
-    script = [calls(tool_call("verdict", {"x": 1}, id="v1")), answer_with("W", W_OK)]
+    last = json.dumps(W_OK) if isinstance(rf, ProviderStrategy) else answer_with("W", W_OK)
+    script = [calls(tool_call("verdict", {"x": 1}, id="v1")), last]
     built = pair(script, tools=[verdict], response_format=rf)
     assert built["create_agent"][1].invoke(QUESTION).get("structured_response") is None
     out = built["ours"][1].invoke(QUESTION)
     assert not (out["status"] == "answered" and out.get("structured_response") is None), out
+    assert out["structured_response"] == W(**W_OK)  # the model gave it after reading the result
 
 
 def test_the_answer_is_the_typed_result_as_json() -> None:
