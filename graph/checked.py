@@ -21,32 +21,41 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from langgraph.channels.base import BaseChannel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, StateUpdate
-from pydantic import BaseModel
 
 from graph.channels import CHECKS
+from graph.continuing import (
+    NothingToResume,
+    check_known,
+    check_resume,
+    continues,
+    deciding,
+    named_checkpoint,
+    outside_the_run,
+)
 from graph.loop.turn import paused_input
 from graph.message_reducer import check_messages
 from graph.middleware.schema import private_keys
 from graph.node_names import our_goto, our_node_names, our_update_nodes
 from graph.policies.run_deadline import invoked
-from graph.state import LOOP_KEYS, run_status
-from graph.thread_writes import check_against_thread, needs_thread, waiting_calls
+from graph.state import LOOP_KEYS
+from graph.thread_writes import (
+    check_against_thread,
+    is_update,
+    needs_thread,
+    values_and_node,
+    writes_of,
+)
 
 # Where the served graph's factory puts the run context as the server received it, before the
 # server drops the keys the context schema does not list (`graph.agent.served_graph`).
 SERVED_CONTEXT = "__react_agent_served_context__"
-
-
-class NothingToResume(ValueError):
-    """A resume (or a bare continue) that no paused run waits for, or a command that carries
-    nothing."""
 
 
 class ProtectedKey(ValueError):
@@ -73,36 +82,46 @@ class AgentGraph(CompiledStateGraph):
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         input, thread_checks = self._checked_input(input)
         config, kwargs = invoked(config), self._run_options(kwargs)
-        resuming = _continues(input, config)
+        resuming = continues(input, config)
+        if named_checkpoint(config) and self._has_threads(config):
+            check_known(self.checkpointer.get_tuple(config), config)
         if (thread_checks or resuming) and self._has_threads(config):
             _check_on_thread(self.get_state(config), input, thread_checks, resuming)
         if _new_input(input, config) and self._has_threads(config):
             input, kept = paused_input(input, self.checkpointer.get_tuple(config))
             if kept:
-                super().bulk_update_state(config, [[StateUpdate({"messages": kept}, "act")]])
+                update = [[StateUpdate({"messages": kept}, "act")]]
+                super().bulk_update_state(outside_the_run(config), update)
         yield from super().stream(input, config, **kwargs)
 
     async def astream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         input, thread_checks = self._checked_input(input)
         config, kwargs = invoked(config), self._run_options(kwargs)
-        resuming = _continues(input, config)
+        resuming = continues(input, config)
+        if named_checkpoint(config) and self._has_threads(config):
+            check_known(await self.checkpointer.aget_tuple(config), config)
         if (thread_checks or resuming) and self._has_threads(config):
             _check_on_thread(await self.aget_state(config), input, thread_checks, resuming)
         if _new_input(input, config) and self._has_threads(config):
             input, kept = paused_input(input, await self.checkpointer.aget_tuple(config))
             if kept:
-                await super().abulk_update_state(config, [[StateUpdate({"messages": kept}, "act")]])
+                update = [[StateUpdate({"messages": kept}, "act")]]
+                await super().abulk_update_state(outside_the_run(config), update)
         async for part in super().astream(input, config, **kwargs):
             yield part
 
     def bulk_update_state(self, config: Any, supersteps: Any) -> Any:
         supersteps = our_update_nodes(supersteps)
+        if named_checkpoint(config) and self._has_threads(config):
+            check_known(self.checkpointer.get_tuple(config), config)
         if thread_checks := self._check_supersteps(supersteps):
             _check_against_thread(thread_checks, self.get_state(config))
         return super().bulk_update_state(config, supersteps)
 
     async def abulk_update_state(self, config: Any, supersteps: Any) -> Any:
         supersteps = our_update_nodes(supersteps)
+        if named_checkpoint(config) and self._has_threads(config):
+            check_known(await self.checkpointer.aget_tuple(config), config)
         if thread_checks := self._check_supersteps(supersteps):
             _check_against_thread(thread_checks, await self.aget_state(config))
         return await super().abulk_update_state(config, supersteps)
@@ -131,7 +150,7 @@ class AgentGraph(CompiledStateGraph):
             keys = self.builder.schemas[self.builder.input_schema]  # what reaches the state
             writes = ((k, v) for k, v in input.items() if k in keys)
             return input, self._check_writes(writes, protect=False)
-        thread_checks = self._check_writes(_writes(input.update), protect=True)
+        thread_checks = self._check_writes(writes_of(input.update), protect=True)
         input = dataclasses.replace(input, goto=our_goto(input.goto))
         if input.resume is None and input.update is None and not input.goto:
             raise NothingToResume(
@@ -146,13 +165,13 @@ class AgentGraph(CompiledStateGraph):
         for superstep in supersteps or ():
             writes: list[tuple[str, Any]] = []
             for update in superstep or ():
-                values, as_node = _values_and_node(update)
+                values, as_node = values_and_node(update)
                 if as_node == "__copy__" and isinstance(values, (list, tuple)):
                     # a fork with updates: they are applied as the next superstep
-                    items = [item for item in values if _is_update(item)]
+                    items = [item for item in values if is_update(item)]
                     thread_checks.extend(self._check_supersteps([items]))
                     continue
-                writes.extend(_writes(values))
+                writes.extend(writes_of(values))
             thread_checks.extend(self._check_writes(writes, protect=True))
         return thread_checks
 
@@ -209,57 +228,21 @@ def _check_channel(key: str, spec: Any, values: list[Any]) -> None:
         ) from None
 
 
-def _check_against_thread(written: list[Any], snapshot: Any, deciding: bool = False) -> None:
+def _check_against_thread(
+    written: list[Any], snapshot: Any, deciding: bool = False, question: bool = False
+) -> None:
     """The `messages` writes that need the thread, checked against it (`graph.thread_writes`)."""
     for value in written:
-        check_against_thread(snapshot.values or {}, value, deciding=deciding)
+        check_against_thread(snapshot.values or {}, value, deciding=deciding, question=question)
 
 
 def _check_on_thread(snapshot: Any, input: Any, thread_checks: list[Any], resuming: bool) -> None:
     """A run's input checked against the thread, read once: its `messages` writes, and a
     resume's paused run."""
-    _check_against_thread(thread_checks, snapshot, _deciding(input))
+    question = isinstance(input, Mapping)
+    _check_against_thread(thread_checks, snapshot, deciding(input), question)
     if resuming:
-        _check_resume(snapshot, input)
-
-
-def _deciding(input: Any) -> bool:
-    return isinstance(input, Command) and input.resume is not None
-
-
-def _values_and_node(update: Any) -> tuple[Any, Any]:
-    """A `StateUpdate` (values, as_node[, task_id]), or bare values."""
-    if isinstance(update, tuple) and update:
-        return update[0], update[1] if len(update) > 1 else None
-    return update, None
-
-
-def _is_update(item: Any) -> bool:
-    return isinstance(item, Sequence) and not isinstance(item, (str, bytes)) and len(item) >= 1
-
-
-def _writes(values: Any) -> Iterator[tuple[str, Any]]:
-    """The (key, value) writes a state update or a command's update makes: a dict, a list of
-    pairs, a `Command` (or a list of them, as a node returns), or a state object."""
-    if values is None:
-        return
-    if isinstance(values, Command):
-        yield from _writes(values.update)
-    elif isinstance(values, Mapping):
-        yield from values.items()
-    elif isinstance(values, (list, tuple)):
-        for item in values:
-            if isinstance(item, Command):
-                yield from _writes(item.update)
-            elif isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str):
-                yield item[0], item[1]
-    elif isinstance(values, BaseModel):
-        yield from ((name, getattr(values, name)) for name in values.model_fields_set)
-    elif dataclasses.is_dataclass(values) and not isinstance(values, type):
-        for field in dataclasses.fields(values):
-            value = getattr(values, field.name)
-            if value is not None:
-                yield field.name, value
+        check_resume(snapshot, input)
 
 
 def _new_input(input: Any, config: Any) -> bool:
@@ -267,29 +250,3 @@ def _new_input(input: Any, config: Any) -> bool:
     (`graph.loop.turn.paused_input`)."""
     configurable = (config or {}).get("configurable") or {}
     return isinstance(input, Mapping) and "checkpoint_id" not in configurable
-
-
-def _continues(input: Any, config: Any) -> bool:
-    """A resume, or a bare continue at the thread's head."""
-    if isinstance(input, Command):
-        return input.resume is not None
-    return input is None and "checkpoint_id" not in ((config or {}).get("configurable") or {})
-
-
-def _check_resume(snapshot: Any, input: Any) -> None:
-    """A resume needs a paused run; a run cut short by a store failure (status still
-    `running`, nothing next) may be continued too. A decision answers a question that was
-    asked: where calls wait for one and none is asked at this checkpoint (a state update
-    changed the thread after the pause), it would answer the next question unseen."""
-    if not snapshot.next and run_status(snapshot.values or {}) != "running":
-        status = (snapshot.values or {}).get("status")
-        where = f"its last run ended with status {status!r}" if status else "it has no run yet"
-        raise NothingToResume(
-            f"Nothing to resume: no run on this thread is paused ({where}); send a new message "
-            "instead."
-        )
-    if _deciding(input) and not snapshot.interrupts and waiting_calls(snapshot.values or {}):
-        raise NothingToResume(
-            "Nothing to resume: no question is asked at this point (the thread changed after "
-            "the pause); continue the run (input None) to be asked about the calls as they are."
-        )

@@ -14,7 +14,9 @@ results): what a chat API, or the approval invariant, could not take is refused 
   a new step with calls (the waiting calls would no longer be the last step's, and never be
   answered), or another step with a waiting call's id; and, in the same command as a decision,
   a rewrite of the waiting step (the decision would answer a call the person was not shown: to
-  change a call, decide with an edit). The waiting step rewritten by a state update (Studio's
+  change a call, decide with an edit); by a state update or a command, a result for a waiting
+  call (the run would wait for a decision on a call that has its result: decide, or send a
+  new question). The waiting step rewritten by a state update (Studio's
   editor, `react-agent replay --input`) is taken; the question is then asked again about the
   call as it now reads, and a decision sent before it is asked is refused
   (`graph.checked`).
@@ -29,7 +31,8 @@ whole conversation (`REMOVE_ALL_MESSAGES`) starts the checks over on what is wri
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import (
@@ -40,6 +43,8 @@ from langchain_core.messages import (
     convert_to_messages,
 )
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
+from langgraph.types import Command
+from pydantic import BaseModel
 
 from graph import messages as m
 from graph.message_reducer import unknown_removals
@@ -67,15 +72,19 @@ def needs_thread(write: Any) -> bool:
 _STEP_OR_RESULT = frozenset({"remove", "ai", "assistant", "tool"})
 
 
-def check_against_thread(values: Mapping[str, Any], write: Any, *, deciding: bool = False) -> None:
+def check_against_thread(
+    values: Mapping[str, Any], write: Any, *, deciding: bool = False, question: bool = False
+) -> None:
     """Refuse `write` (already checked by `message_reducer.check_messages`) when the thread
     whose state is `values` cannot take it (the module's docstring); `deciding`: the write
-    comes with a decision (a `Command` with `resume`)."""
+    comes with a decision (a `Command` with `resume`); `question`: it is a run's input (a
+    client's stand-in for a waiting call comes with a new message, and is answered as not
+    run), not a state update or a command."""
     held: list[BaseMessage] = list(values.get("messages") or [])
     unknown = unknown_removals(held, write)
     if unknown:
         _refuse(f"it removes {', '.join(map(repr, unknown[:3]))}, which the thread does not hold")
-    Thread(held, values.get("run") or {}, deciding).take(write)
+    Thread(held, values.get("run") or {}, deciding, question).take(write)
 
 
 def waiting_calls(values: Mapping[str, Any]) -> set[str]:
@@ -89,9 +98,13 @@ class Thread:
     leaves it so far (a removal of everything starts that over)."""
 
     def __init__(
-        self, held: list[BaseMessage], run: Mapping[str, Any], deciding: bool = False
+        self,
+        held: list[BaseMessage],
+        run: Mapping[str, Any],
+        deciding: bool = False,
+        question: bool = False,
     ) -> None:
-        self.deciding = deciding
+        self.deciding, self.question = deciding, question
         steps = {x.id: x for x in held if isinstance(x, AIMessage) and x.tool_calls}
         self.before = {x.id: x for x in held}
         self.ids_before = set(self.before)
@@ -182,8 +195,48 @@ class Thread:
                 "agent has not run that call; send it without the mark (an id of your own, no "
                 "'react_agent_tool' metadata)"
             )
+        if call in self.waiting and not self.question:
+            _refuse(
+                f"call {call!r} waits for a person's decision; decide on it (a 'respond' "
+                "decision gives it a result) instead of writing its result"
+            )
         self.answered.add(call)
 
 
 def _refuse(reason: str) -> None:
     raise RefusedWrite(f"'messages' update refused: {reason}.")
+
+
+def values_and_node(update: Any) -> tuple[Any, Any]:
+    """A `StateUpdate` (values, as_node[, task_id]), or bare values."""
+    if isinstance(update, tuple) and update:
+        return update[0], update[1] if len(update) > 1 else None
+    return update, None
+
+
+def is_update(item: Any) -> bool:
+    return isinstance(item, Sequence) and not isinstance(item, (str, bytes)) and len(item) >= 1
+
+
+def writes_of(values: Any) -> Iterator[tuple[str, Any]]:
+    """The (key, value) writes a state update or a command's update makes: a dict, a list of
+    pairs, a `Command` (or a list of them, as a node returns), or a state object."""
+    if values is None:
+        return
+    if isinstance(values, Command):
+        yield from writes_of(values.update)
+    elif isinstance(values, Mapping):
+        yield from values.items()
+    elif isinstance(values, (list, tuple)):
+        for item in values:
+            if isinstance(item, Command):
+                yield from writes_of(item.update)
+            elif isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str):
+                yield item[0], item[1]
+    elif isinstance(values, BaseModel):
+        yield from ((name, getattr(values, name)) for name in values.model_fields_set)
+    elif dataclasses.is_dataclass(values) and not isinstance(values, type):
+        for field in dataclasses.fields(values):
+            value = getattr(values, field.name)
+            if value is not None:
+                yield field.name, value

@@ -14,6 +14,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from graph import messages as m
 from graph.policies.repeat_guard import STUCK_AFTER
 from graph.settings import AgentContext
+from graph.state import run_status
 from graph.steps import derive_steps, run_messages, steps_taken
 from graph.usage import added
 
@@ -27,7 +28,7 @@ def closing_update(
 ) -> dict[str, Any]:
     """The answer and trace of a run that ends with `state["status"]`."""
     run = state.get("run") or {}
-    status = state.get("status") or "error"
+    status = run_status(state) or "error"  # a first run writes none until it ends
     update: dict[str, Any] = {}
     if status == "running" and _answer(run_messages(messages, run.get("question_id"))):
         # a middleware ended the run on a reply of its own (an after_model hook that dropped

@@ -17,6 +17,7 @@ from langgraph.config import get_stream_writer
 from langgraph.types import Command
 
 from graph import messages as m
+from graph.models.failures import one_line
 from graph.policies.base import CallAndStore, Decision, LoopPolicy, ended
 from graph.protocols.native import native_invalid_observation
 from graph.protocols.text.prompts import invalid_reply_observation
@@ -33,9 +34,10 @@ class Corrections(LoopPolicy):
         streak = int(run.get("invalid_streak") or 0) + 1
         max_invalid = self.settings(request).max_invalid
         if streak >= max_invalid:
+            problem = one_line(error.split("For troubleshooting", 1)[0])  # a parser's dump
             failed = (
                 f"The model's last {max_invalid} replies could not be parsed (last problem: "
-                f"{error}); try another model or the other protocol (REACT_AGENT_PROTOCOL)."
+                f"{problem}); try another model or the other protocol (REACT_AGENT_PROTOCOL)."
             )
             return ended({"status": "error", "error": failed, "run": {"invalid_streak": streak}})
         told = correction(request, error)

@@ -103,9 +103,20 @@ def test_what_a_thread_waiting_for_a_decision_cannot_take(
 
 
 def test_a_plain_stand_in_for_a_waiting_call_is_taken_and_answered_later() -> None:
-    """Agent Chat UI's "Successfully handled tool call.": taken here, answered as not run by
-    the next turn (`loop.turn.calls_not_run`)."""
-    check_against_thread(waiting(), [ToolMessage("Successfully handled", tool_call_id="c1")])
+    """Agent Chat UI's "Successfully handled tool call.", sent with a new question as a run's
+    input: taken here, answered as not run by the next turn (`loop.turn`)."""
+    stand_in = [ToolMessage("Successfully handled", tool_call_id="c1")]
+    check_against_thread(waiting(), stand_in, question=True)
+
+
+@pytest.mark.parametrize("key", ["review", "asking"])
+def test_a_state_update_s_result_for_a_waiting_call_is_refused(key: str) -> None:
+    """Written by a state update or a command (not with a new question), a result for a call
+    that waits for a decision would leave the run waiting on a call that has its result: the
+    person decides instead (a 'respond' decision gives the call a result)."""
+    with pytest.raises(RefusedWrite, match="waits for a person's decision") as refused:
+        check_against_thread(waiting(key), [ToolMessage("skipped", tool_call_id="c1")])
+    assert str(refused.value).count(". ") == 0 and str(refused.value).endswith(".")
 
 
 def test_a_question_is_not_read_against_the_thread() -> None:
