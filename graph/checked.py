@@ -74,8 +74,9 @@ class AgentGraph(CompiledStateGraph):
     thread where no run is paused, and a bare continue (`None` input) at the head of a thread
     with nothing left to run are refused with one sentence; LangGraph would fail inside with
     UnboundLocalError or TypeError, or quietly hand back the old state. A continue from a named
-    checkpoint (time travel) is LangGraph's own, from a checkpoint the thread holds. `goto=None`, as the LangGraph server maps a
-    command without one, means no goto. A write in an input, a command or a state update is
+    checkpoint (time travel) is LangGraph's own, from a checkpoint the thread holds.
+    `goto=None`, as the LangGraph server maps a command without one, means no goto. A write in
+    an input, a command or a state update is
     checked before LangGraph stores it (the module's docstring). A new question on a thread
     paused inside a step is read with the pause in mind (`graph.loop.turn.paused_input`)."""
 

@@ -62,3 +62,18 @@ def checked(binding: Any, parsed: Any) -> Any:
 
         validator_for(binding.schema)(binding.schema).validate(parsed)
     return parsed
+
+
+def answer_schema(schemas: list[dict[str, Any]]) -> dict[str, Any]:
+    """The one JSON schema a text Final Answer is asked to match: the schema itself, or for a
+    union (`ToolStrategy(A | B)`) any of its variants, their definitions gathered at the root
+    where their local `$ref`s point."""
+    if len(schemas) == 1:
+        return schemas[0]
+    defs: dict[str, Any] = {}
+    variants = []
+    for schema in schemas:
+        variant = dict(schema)
+        defs.update(variant.pop("$defs", None) or {})
+        variants.append(variant)
+    return {"anyOf": variants, **({"$defs": defs} if defs else {})}

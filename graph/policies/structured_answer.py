@@ -43,7 +43,7 @@ from pydantic_core import to_jsonable_python
 from graph import messages as m
 from graph._compat import provider_output_with_tools
 from graph.models.failures import one_line
-from graph.policies.answer_schema import check_schema, checked
+from graph.policies.answer_schema import answer_schema, check_schema, checked
 from graph.policies.base import AsyncHandler, Handler, LoopPolicy
 
 # what a retry says by default: LangChain's `STRUCTURED_OUTPUT_ERROR_TEMPLATE` (kept private)
@@ -151,11 +151,20 @@ class StructuredAnswer(LoopPolicy):
 
     def retried(self, step: AIMessage, error: Exception, detail: str) -> ModelResponse:
         """The reply as unusable, each call answered with what `ToolStrategy.handle_errors`
-        says (LangChain's own rule, as `create_agent` applies it); the error itself where it
-        says not to retry, which ends the run."""
+        says (LangChain's own rule, as `create_agent` applies it), or, beside ordinary calls, a
+        step whose answer call is answered so; the error itself where it says not to retry,
+        which ends the run."""
         said = retry_text(self.tool_strategy.handle_errors, error)
         if said is None:
             raise error
+        if any(c["name"] not in self.outputs for c in step.tool_calls):
+            # the ordinary calls run, as in `create_agent`; the answer's call is told why
+            told = [
+                ToolMessage(said, tool_call_id=c["id"], name=c["name"], status="error")
+                for c in step.tool_calls
+                if c["name"] in self.outputs
+            ]
+            return ModelResponse(result=[step, *told])
         why = f"the structured answer did not match its schema: {detail or error}"
         broken = [  # told back as this call's result, as a chat API needs one per call
             {"name": c["name"], "args": json.dumps(c["args"]), "id": c["id"], "error": why}
@@ -194,21 +203,6 @@ class StructuredAnswer(LoopPolicy):
                     problems.append(_why(exc))
         why = f"the Final Answer must be one JSON object matching the schema ({problems[0]})"
         return _unusable(step, why)
-
-
-def answer_schema(schemas: list[dict[str, Any]]) -> dict[str, Any]:
-    """The one JSON schema a text Final Answer is asked to match: the schema itself, or for a
-    union (`ToolStrategy(A | B)`) any of its variants, their definitions gathered at the root
-    where their local `$ref`s point."""
-    if len(schemas) == 1:
-        return schemas[0]
-    defs: dict[str, Any] = {}
-    variants = []
-    for schema in schemas:
-        variant = dict(schema)
-        defs.update(variant.pop("$defs", None) or {})
-        variants.append(variant)
-    return {"anyOf": variants, **({"$defs": defs} if defs else {})}
 
 
 def _last_step(response: ModelResponse) -> AIMessage | None:

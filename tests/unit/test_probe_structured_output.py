@@ -18,14 +18,14 @@ Cases covered by test_parity_probe*.py, test_probe_thread_turns.py and
 tests/integration/test_structured_output.py are not repeated.
 
 Found when it was written (each a strict xfail checked to fail on its assertion); all but the
-two marked "left" are fixed and ordinary tests now:
+one marked "left" are fixed and ordinary tests now:
 - under the text protocol a Union (`ToolStrategy(A | B)`, a `oneOf` dict) is asked for as its
   first variant only: the system prompt shows A's schema, never B's;
 - a model whose profile has structured output but is a Gemini before 3 gets the provider's
   JSON-schema mode beside its tools, where `create_agent` (knowing those cannot combine) uses
   the output tool;
-- (left, a strict xfail) an output-tool answer off its schema beside an ordinary call: the
-  ordinary call never runs and is answered with the output tool's validation error;
+- an output-tool answer off its schema beside an ordinary call: the ordinary call never ran and
+  was answered with the output tool's validation error (it runs now, as in `create_agent`);
 - at the step limit (`answer_on_limit`) a closing answer given with the output tool leaves its
   result in the thread without the call it answers (a conversation a chat API refuses);
 - a `return_direct` tool ends a run with `response_format` as status answered with no
@@ -485,11 +485,6 @@ def test_two_answers_of_one_schema_at_once_are_refused_and_retried_the_same() ->
     assert "multiple structured responses (W, W)" in got["ours"][2][0]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="StructuredAnswer.retried moves every call of the reply to invalid_tool_calls and "
-    "answers the ordinary call with the output tool's validation error; it never runs",
-)
 def test_an_answer_off_its_schema_beside_an_ordinary_call_runs_that_call() -> None:
     script = [
         calls(tool_call("double", {"number": 2}, id="c1"), tool_call("W", {"city": "P"}, id="s1")),
