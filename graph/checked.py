@@ -76,9 +76,9 @@ class AgentGraph(CompiledStateGraph):
     UnboundLocalError or TypeError, or quietly hand back the old state. A continue from a named
     checkpoint (time travel) is LangGraph's own, from a checkpoint the thread holds.
     `goto=None`, as the LangGraph server maps a command without one, means no goto. A write in
-    an input, a command or a state update is
-    checked before LangGraph stores it (the module's docstring). A new question on a thread
-    paused inside a step is read with the pause in mind (`graph.loop.turn.paused_input`)."""
+    an input, a command or a state update is checked before LangGraph stores it (the module's
+    docstring). A new question on a thread paused inside a step is read with the pause in mind
+    (`graph.loop.turn.paused_input`)."""
 
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         input, thread_checks = self._checked_input(input)
