@@ -27,6 +27,9 @@ Replacing a message in place (under its own id, the same kind of message, a resu
 same call) is an edit of the thread's history, which a state writer may make, even of a result
 the agent wrote (LangGraph's time travel edits a result and replays from there). Removing the
 whole conversation (`REMOVE_ALL_MESSAGES`) starts the checks over on what is written after it.
+
+`writes_of` reads the (key, value) writes a state update or a command makes, in every form
+LangGraph takes, for these checks and `graph.checked`'s.
 """
 
 from __future__ import annotations
