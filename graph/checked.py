@@ -249,5 +249,4 @@ def _check_on_thread(snapshot: Any, input: Any, thread_checks: list[Any], resumi
 def _new_input(input: Any, config: Any) -> bool:
     """A question (or other new input) at the thread's head, where a pause is read
     (`graph.loop.turn.paused_input`)."""
-    configurable = (config or {}).get("configurable") or {}
-    return isinstance(input, Mapping) and "checkpoint_id" not in configurable
+    return isinstance(input, Mapping) and not named_checkpoint(config)

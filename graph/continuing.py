@@ -61,7 +61,7 @@ def continues(input: Any, config: Any) -> bool:
     """A resume, or a bare continue at the thread's head."""
     if isinstance(input, Command):
         return input.resume is not None
-    return input is None and "checkpoint_id" not in ((config or {}).get("configurable") or {})
+    return input is None and not named_checkpoint(config)
 
 
 def check_resume(snapshot: Any, input: Any) -> None:

@@ -9,7 +9,9 @@ from typing import Any
 
 from langgraph.types import Send
 
-from graph.middleware.hooks import CREATE_AGENT_NODES
+# `create_agent`'s node names, taken for the nodes that play them (`as_node`, interrupts, a
+# command's or a hook's `goto`)
+CREATE_AGENT_NODES = {"model": "think", "tools": "act"}
 
 
 def our_node_names(names: Any) -> Any:
@@ -20,19 +22,17 @@ def our_node_names(names: Any) -> Any:
     return [CREATE_AGENT_NODES.get(n, n) for n in names]
 
 
-def our_goto(goto: Any) -> Any:
-    """A command's `goto` with `create_agent`'s node names taken for ours (None: no goto)."""
-    if goto is None:
-        return ()
-    if isinstance(goto, (str, Send)):
-        return _our_node(goto)
-    return [_our_node(target) for target in goto]
+def our_goto(goto: Any, names: dict[str, str] = CREATE_AGENT_NODES) -> list[Any]:
+    """A command's `goto` as a list with `names` taken for ours (a hook passes its own, where
+    the end is finish); None, or an empty target, is no goto."""
+    targets = goto if isinstance(goto, list | tuple) else [goto]
+    return [_our_node(target, names) for target in targets if target]
 
 
-def _our_node(target: Any) -> Any:
+def _our_node(target: Any, names: dict[str, str]) -> Any:
     if isinstance(target, Send):
-        return Send(CREATE_AGENT_NODES.get(target.node, target.node), target.arg)
-    return CREATE_AGENT_NODES.get(target, target) if isinstance(target, str) else target
+        return Send(names.get(target.node, target.node), target.arg)
+    return names.get(target, target) if isinstance(target, str) else target
 
 
 def our_update_nodes(supersteps: Any) -> list[list[Any]]:

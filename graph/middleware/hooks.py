@@ -29,6 +29,7 @@ from langgraph.types import Command
 from graph._compat import declared_jumps, node_trace_policy, untraced
 from graph.channels import check_update
 from graph.messages import as_observation
+from graph.node_names import CREATE_AGENT_NODES, our_goto
 from graph.usage import counted, with_tokens
 from tools.support.blocking import run_sync
 
@@ -36,9 +37,8 @@ NODE_HOOKS = ("before_agent", "before_model", "after_model", "after_agent")
 JUMPS = ("model", "tools", "end")
 # Middleware whose jump to the end means a limit was reached: the run's status says so.
 LIMITS: tuple[type, ...] = (ModelCallLimitMiddleware, ToolCallLimitMiddleware)
-# `create_agent`'s node names, taken for the nodes that play them (`as_node`, interrupts, a
-# hook's `Command(goto=...)`, where its end is finish: it writes what a caller reads)
-CREATE_AGENT_NODES = {"model": "think", "tools": "act"}
+# a hook's `Command(goto=...)` in `create_agent`'s names, where its end is finish: it writes
+# what a caller reads
 _GOTO = {**CREATE_AGENT_NODES, END: "finish"}
 
 
@@ -112,9 +112,7 @@ def written(middleware: AgentMiddleware, result: Any) -> Any:
     if isinstance(result, Command):  # a node's own way to write and route, as in create_agent
         update = result.update
         update = written(middleware, update) if isinstance(update, dict) else update
-        goto = result.goto if isinstance(result.goto, list | tuple) else [result.goto]
-        named = [_GOTO.get(g, g) if isinstance(g, str) else g for g in goto if g]
-        return dataclasses.replace(result, update=update, goto=named)
+        return dataclasses.replace(result, update=update, goto=our_goto(result.goto, _GOTO))
     if not isinstance(result, dict):
         raise TypeError(
             f"Middleware {middleware.name} returned {type(result).__name__}; a hook returns "
