@@ -176,9 +176,9 @@ def _message(exc: BaseException) -> str:
 
 
 def one_line(text: str, limit: int = 200) -> str:
-    """Another library's message, on one line and without its closing stop: it is quoted
-    inside a sentence of ours (`...: <message>; check ...`)."""
-    text = " ".join(text.split()).rstrip(".")
+    """Another library's message, on one line and without its closing stop or LangChain's
+    troubleshooting link: it is quoted inside a sentence of ours (`...: <message>; check ...`)."""
+    text = " ".join(text.split("For troubleshooting, visit:", 1)[0].split()).rstrip(".")
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

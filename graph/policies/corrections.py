@@ -34,10 +34,10 @@ class Corrections(LoopPolicy):
         streak = int(run.get("invalid_streak") or 0) + 1
         max_invalid = self.settings(request).max_invalid
         if streak >= max_invalid:
-            problem = one_line(error.split("For troubleshooting", 1)[0])  # a parser's dump
             failed = (
                 f"The model's last {max_invalid} replies could not be parsed (last problem: "
-                f"{problem}); try another model or the other protocol (REACT_AGENT_PROTOCOL)."
+                f"{one_line(error)}); try another model or the other protocol "
+                "(REACT_AGENT_PROTOCOL)."
             )
             return ended({"status": "error", "error": failed, "run": {"invalid_streak": streak}})
         told = correction(request, error)
