@@ -58,8 +58,9 @@ class Plan:
     given_model: Any = None  # the model object build_graph was given, if any (its failures)
 
 
-def prepare(b: Bindings, state: AgentState) -> Plan:
-    reset = new_turn(state)
+def prepare(b: Bindings, state: AgentState, started: frozenset[str] = frozenset()) -> Plan:
+    """`started`: calls of the last step with no result that the call ledger saw start."""
+    reset = new_turn(state, started)
     run = {**(state.get("run") or {}), **((reset or {}).get("run") or {})}
     update: dict[str, Any] = dict(reset or {})
     if reset is not None:

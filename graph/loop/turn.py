@@ -23,16 +23,34 @@ from graph._compat import holds_interrupt
 from graph.state import AgentState, run_status
 
 
-def new_turn(state: AgentState) -> dict[str, Any] | None:
-    """The reset a new question needs, or None while the current run goes on."""
+def starts_turn(state: AgentState) -> bool:
+    """Whether think starts a new run here: a run ended, or a message came from the user."""
     messages = state.get("messages") or []
     last = messages[-1] if messages else None
     from_user = last is not None and (
         m.is_user_message(last)
         or (isinstance(last, ToolMessage) and not m.is_our_observation(last))
     )
-    if run_status(state) == "running" and not from_user:
+    return run_status(state) != "running" or from_user
+
+
+def unanswered(state: AgentState) -> list[str]:
+    """The ids of the last step's calls that have no result at all: at a new turn, the ones
+    the call ledger is asked about (`Ledger.started`: a call cut short mid-flight)."""
+    messages = state.get("messages") or []
+    step = next((x for x in reversed(messages) if isinstance(x, AIMessage)), None)
+    if step is None or not step.tool_calls or not starts_turn(state):
+        return []
+    answered = {x.tool_call_id for x in messages if isinstance(x, ToolMessage)}
+    return [c["id"] for c in step.tool_calls if c["id"] not in answered]
+
+
+def new_turn(state: AgentState, started: Collection[str] = ()) -> dict[str, Any] | None:
+    """The reset a new question needs, or None while the current run goes on. `started`:
+    calls without a result that the ledger saw start (they may have taken effect)."""
+    if not starts_turn(state):
         return None
+    messages = state.get("messages") or []
     run = state.get("run") or {}
     question = next((x for x in reversed(messages) if m.is_user_message(x)), None)
     ended = ("answer", "error", "structured_response")  # the last run's: not this one's
@@ -60,12 +78,16 @@ def new_turn(state: AgentState) -> dict[str, Any] | None:
             messages,
             run.get("review") or (),
             [*(run.get("asking") or ()), *(state.get("approvals") or {})],
+            started,
         ),
     }
 
 
 def calls_not_run(
-    messages: list[BaseMessage], waiting: Collection[str] = (), decided: Collection[str] = ()
+    messages: list[BaseMessage],
+    waiting: Collection[str] = (),
+    decided: Collection[str] = (),
+    started: Collection[str] = (),
 ) -> list[BaseMessage]:
     """Answers for the tool calls of the last step that have no result: a pending approval
     that got a new message instead of a decision, a step a client wrote into a finished run
@@ -78,7 +100,8 @@ def calls_not_run(
     a person `decided` on (approved and sealed, or asked about inside act in per_call mode):
     only the agent's own result says it ran (a client cannot write one:
     `graph.thread_writes`). Such a stand-in is replaced by the answer, which stands where the
-    call's result belongs (`placed`)."""
+    call's result belongs (`placed`). A call the ledger saw start (`started`: its run was
+    cancelled or interrupted mid-call) is answered as cut short: it may have taken effect."""
     for at in range(len(messages) - 1, -1, -1):
         step = messages[at]
         if isinstance(step, AIMessage) and (step.tool_calls or step.invalid_tool_calls):
@@ -112,6 +135,12 @@ def calls_not_run(
         )
         name = call.get("name") or "a tool"
         text = f"The call to {name} was not run: {why}. Do not assume it happened."
+        if call["id"] in started:
+            text = (
+                f"The call to {name} was cut short: it started, but its run was stopped "
+                "before the result was saved. It may have taken effect; check before "
+                "repeating it."
+            )
         if call["id"] in foreign:  # the client's stand-in goes; ours is shown in its place
             stand_ins.append(foreign[call["id"]])
         answers.append(m.observation(call, text, is_error=True))

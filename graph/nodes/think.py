@@ -22,12 +22,15 @@ from langgraph.runtime import get_runtime
 from langgraph.types import Command
 
 from graph import messages as m
+from graph._compat import checkpointed
 from graph.loop.bindings import Bindings
 from graph.loop.plan import Plan, failure, prepare
 from graph.loop.request import aexecute, execute
+from graph.loop.turn import unanswered
 from graph.middleware.approvals import needs_approval
 from graph.middleware.chain import achain_model_call, chain_model_call
 from graph.middleware.hooks import observations_marked
+from graph.persistence.ledger import Ledger, ledger_for
 from graph.state import AgentState
 from graph.usage import counted, with_tokens
 
@@ -37,7 +40,7 @@ def make_think(b: Bindings) -> tuple[Any, Any]:
 
     def think(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
         with counted() as tokens:
-            plan = prepare(b, state)
+            plan = prepare(b, state, _cut_short(state, config))
             if plan.done:
                 update = plan.update
             else:
@@ -54,8 +57,10 @@ def make_think(b: Bindings) -> tuple[Any, Any]:
 
     async def athink(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
         await _load_tools(b)
+        ids, ledger = _asked(state, config)
+        started = frozenset(await ledger.astarted(ids)) if ledger else frozenset()
         with counted() as tokens:
-            plan = prepare(b, state)
+            plan = prepare(b, state, started)
             if plan.done:
                 update = plan.update
             else:
@@ -79,6 +84,23 @@ async def _load_tools(b: Bindings) -> None:
         await b.atools(ctx)
         if set(ctx.approve) - {"*"}:  # the registry, for the approvals check
             await asyncio.to_thread(b.approvable, ctx)
+
+
+def _asked(state: AgentState, config: RunnableConfig) -> tuple[list[str], Ledger | None]:
+    """At a new turn, the last step's calls with no result, and the ledger that knows whether
+    they started (a run cancelled or interrupted mid-call); none for a run without
+    checkpoints, which keeps no ledger."""
+    ids = unanswered(state)
+    if not ids or not checkpointed(config):
+        return ids, None
+    runtime = get_runtime()
+    info = runtime.execution_info
+    return ids, ledger_for(runtime.store, info.thread_id if info else None)
+
+
+def _cut_short(state: AgentState, config: RunnableConfig) -> frozenset[str]:
+    ids, ledger = _asked(state, config)
+    return frozenset(ledger.started(ids)) if ledger else frozenset()
 
 
 # statuses a loop policy sets to end the run before or at its call (`StepLimit`, `RepeatGuard`,

@@ -15,7 +15,9 @@ Two kinds of record, per thread (namespace `("react_agent", "calls", <thread id>
   those finished, written before the tool runs (so a crash leaves it behind) and after. A task
   that runs again after a crash (`react-agent resume`, or any engine re-running the run from
   its last checkpoint: LangGraph gives the task the same id) finds its earlier attempts and
-  marks the call as a re-run.
+  marks the call as a re-run. A new question after a run cut short mid-call (a server's
+  cancel or `multitask_strategy="interrupt"`) finds the call by its id (`started`), so the
+  model is told it may have taken effect, not that it never ran.
 
 With no store (code use: `build_graph(...)` without `store=`), the ledger is a LangGraph
 `SqliteStore` in the agent's private state folder (`ledger.sqlite`, next to the approval key):
@@ -35,7 +37,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from langgraph.store.base import BaseStore, GetOp, Op, PutOp
+from langgraph.store.base import BaseStore, GetOp, Op, PutOp, SearchOp
 
 from tools.support.files import private_dir, private_file, state_dir
 
@@ -55,6 +57,7 @@ class Attempt:
     key: str
     earlier: int  # starts before this one that did not finish (a crash, a kill)
     finished: int
+    call: str
 
 
 class Ledger:
@@ -94,6 +97,13 @@ class Ledger:
     async def afinish(self, attempt: Attempt) -> None:
         await _arun(self.store, self._put(attempt.key, _counts(attempt, finished=True)))
 
+    def started(self, call_ids: list[str]) -> set[str]:
+        """Which of these calls some task of the thread started (found by the call's id)."""
+        return _run(self.store, self._started(call_ids))
+
+    async def astarted(self, call_ids: list[str]) -> set[str]:
+        return await _arun(self.store, self._started(call_ids))
+
     # -- the operations, as plans ---------------------------------------------------------
 
     def _put(self, key: str, value: dict[str, Any] | None) -> Plan:
@@ -112,15 +122,23 @@ class Ledger:
         item = yield GetOp(self.namespace, key)
         value = item.value if item is not None else {}
         started, finished = int(value.get("started", 0)), int(value.get("finished", 0))
-        attempt = Attempt(key, max(started - finished, 0), finished)
+        attempt = Attempt(key, max(started - finished, 0), finished, call_id)
         yield PutOp(self.namespace, key, _counts(attempt, finished=False), index=False)
         return attempt
 
+    def _started(self, call_ids: list[str]) -> Plan:
+        found = set()
+        for call_id in call_ids:
+            if (yield SearchOp(self.namespace, filter={"call": call_id}, limit=1)):
+                found.add(call_id)
+        return found
 
-def _counts(attempt: Attempt, *, finished: bool) -> dict[str, int]:
+
+def _counts(attempt: Attempt, *, finished: bool) -> dict[str, Any]:
     """What the record of `attempt` says once it started (or, `finished`, once it ended)."""
     total = attempt.earlier + attempt.finished + 1
-    return {"started": total, "finished": total if finished else attempt.finished}
+    done = total if finished else attempt.finished
+    return {"call": attempt.call, "started": total, "finished": done}
 
 
 def label(thread_id: str) -> str:

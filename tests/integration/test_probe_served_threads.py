@@ -29,7 +29,7 @@ test_langgraph_server.py, tests/security/test_approval_served.py, and the in-pro
 tests/unit/test_probe_thread_turns.py and test_probe_compiled_graph.py.
 
 Found when it was written (strict xfails, each checked to fail on its assertion with
---runxfail); fixed and ordinary tests now, except the two marked "left":
+--runxfail); fixed and ordinary tests now, except the one marked "left":
 
 - per_call, a parallel call ran and the other paused: the next message (as Agent Chat UI sends
   it: no stand-in, since a result follows the step) is lost; the step's finished results are
@@ -42,8 +42,10 @@ Found when it was written (strict xfails, each checked to fail on its assertion 
   continued run goes nowhere and returns no status, answer or sentence (such a write is now
   refused in one sentence: the person decides on a waiting call, `graph.thread_writes`);
 - the run's `error` after unusable replies is a multi-line dump with a troubleshooting link;
-- (left) a call cut short by `multitask_strategy="interrupt"` (it started, and finished) is
-  answered "was not run ... Do not assume it happened";
+- a call cut short by `multitask_strategy="interrupt"` (it started, and finished) is
+  answered "was not run ... Do not assume it happened" (the call ledger's attempt record now
+  names the call, and a new turn answers a started call as cut short: it may have taken
+  effect);
 - a `checkpoint_id` the thread does not hold: a run with input starts an empty conversation
   and replaces the thread's head, `update_state` does the same, a continue fails with
   "EmptyInputError: Received no input for __start__" (nothing about the checkpoint), and
@@ -776,11 +778,6 @@ async def test_multitask_rollback_while_a_tool_runs(
     assert (await client.threads.get(thread))["status"] == "idle"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a call cut short mid-flight (it started, and its thread finished it) is answered "
-    "'was not run ... Do not assume it happened' (graph/loop/turn.py calls_not_run)",
-)
 async def test_multitask_interrupt_while_a_tool_runs(
     client: LangGraphClient, model_server: ScriptedOpenAIServer, files: dict[str, Path]
 ) -> None:

@@ -37,3 +37,65 @@ def test_a_checkpointed_run_records_its_calls(
     monkeypatch.setenv("REACT_AGENT_STATE_DIR", str(tmp_path))
     assert one_call(InMemorySaver())["status"] == "answered"
     assert (tmp_path / FILE).exists()  # no store: the ledger falls back to the state folder
+
+
+def _second_request_results(model: ScriptedChatModel) -> list[str]:
+    from langchain_core.messages import ToolMessage
+
+    return [x.text for x in model.requests[-1].messages if isinstance(x, ToolMessage)]
+
+
+@pytest.mark.parametrize("form", ["sync", "async"])
+def test_a_call_cut_short_mid_flight_is_not_called_never_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, form: str
+) -> None:
+    """A run stopped while its tool ran (Ctrl-C here; a server's cancel or
+    `multitask_strategy="interrupt"` there), then a new question: the call started (the ledger
+    recorded it), so the model is told it may have taken effect, not that it never ran."""
+    import asyncio
+
+    from langchain_core.tools import tool
+
+    monkeypatch.setenv("REACT_AGENT_STATE_DIR", str(tmp_path))
+
+    @tool
+    def pay(amount: int) -> str:
+        """Pay an amount."""
+        raise KeyboardInterrupt  # the person pressed Ctrl-C while it ran
+
+    model = ScriptedChatModel([calls(tool_call("pay", {"amount": 5})), "ok"])
+    agent = build_graph(model=model, tools=[pay], protocol="native", checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": f"cut-{form}"}}
+    with pytest.raises(KeyboardInterrupt):
+        agent.invoke({"messages": [("user", "pay 5")]}, config)
+    question = {"messages": [("user", "did it go through?")]}
+    if form == "sync":
+        out = agent.invoke(question, config)
+    else:
+        out = asyncio.run(agent.ainvoke(question, config))
+    assert out["answer"] == "ok"
+    [result] = _second_request_results(model)
+    assert "cut short" in result and "may have taken effect" in result, result
+    assert "was not run" not in result
+
+
+def test_a_call_stopped_before_it_started_is_still_not_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The other side: a run stopped before act started the call (`interrupt_before`), then a
+    new question: the ledger has no start, so the call is answered as not run."""
+    monkeypatch.setenv("REACT_AGENT_STATE_DIR", str(tmp_path))
+    model = ScriptedChatModel([calls(tool_call("echo", {"text": "a"})), "ok"])
+    agent = build_graph(
+        model=model,
+        tools=[echo],
+        protocol="native",
+        checkpointer=InMemorySaver(),
+        interrupt_before=["act"],
+    )
+    config = {"configurable": {"thread_id": "before"}}
+    agent.invoke({"messages": [("user", "go")]}, config)
+    out = agent.invoke({"messages": [("user", "and now?")]}, config)
+    assert out["answer"] == "ok"
+    [result] = _second_request_results(model)
+    assert "was not run" in result and "cut short" not in result, result
