@@ -13,9 +13,10 @@ so a user's middleware sees the request they shaped:
 - `AnswerBudget`: the embedded model gets no tools once it has its results;
 - `QuotedAnswer`: when the grammar allows exactly one answer, it is written without a model
   call, and the step says so (`react_quoted`);
-- `StructuredAnswer`: with `response_format`, the answer is the typed result (LangChain's
-  strategies natively; a JSON Final Answer checked against the schema under text);
 - `NativeToTextFallback`: under `auto`, a request refused for its tools goes again as text;
+- `StructuredAnswer`: with `response_format`, the answer is the typed result (LangChain's
+  strategies natively; a JSON Final Answer checked against the schema under text, the
+  fallback's retry included);
 - `EndpointFallback`: the operator's `fallback_models` take over on a connection error, a
   429 or a 5xx (LangChain's `ModelFallbackMiddleware`, with the agent's rule of when).
 
@@ -54,7 +55,7 @@ def loop_policies(b: AgentHost) -> list[LoopPolicy]:
         ContextFit(b),
         AnswerBudget(b),
         QuotedAnswer(b),
+        NativeToTextFallback(b),  # outside StructuredAnswer: its retry asks for a text answer
         *([StructuredAnswer(b, b.response_format)] if b.response_format is not None else []),
-        NativeToTextFallback(b),
         EndpointFallback(b),
     ]

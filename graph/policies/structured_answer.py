@@ -45,6 +45,7 @@ from graph._compat import provider_output_with_tools
 from graph.models.failures import one_line
 from graph.policies.answer_schema import answer_schema, check_schema, checked
 from graph.policies.base import AsyncHandler, Handler, LoopPolicy
+from graph.protocols.text.chat_model import TextReAct
 
 # what a retry says by default: LangChain's `STRUCTURED_OUTPUT_ERROR_TEMPLATE` (kept private)
 RETRY_TEMPLATE = "Error: {error}\n Please fix your mistakes."
@@ -88,7 +89,8 @@ class StructuredAnswer(LoopPolicy):
 
     def prepared(self, request: ModelRequest) -> tuple[ModelRequest, Any]:
         """The request as this strategy sends it, and how its response is read."""
-        if (self.run(request).get("protocol") or "native") == "text":
+        text = isinstance(request.model, TextReAct)  # NativeToTextFallback's retry
+        if text or (self.run(request).get("protocol") or "native") == "text":
             schema = answer_schema([spec.json_schema for spec in self.tool_strategy.schema_specs])
             text = ANSWER_FORMAT.format(schema=json.dumps(schema, ensure_ascii=False))
             system = request.system_message.text if request.system_message else ""

@@ -17,8 +17,8 @@ raised, and the requests the model received (the tools offered and the keyword a
 Cases covered by test_parity_probe*.py, test_probe_thread_turns.py and
 tests/integration/test_structured_output.py are not repeated.
 
-Found when it was written (each a strict xfail checked to fail on its assertion); all but the
-one marked "left" are fixed and ordinary tests now:
+Found when it was written (each a strict xfail checked to fail on its assertion); all are fixed
+and ordinary tests now:
 - under the text protocol a Union (`ToolStrategy(A | B)`, a `oneOf` dict) is asked for as its
   first variant only: the system prompt shows A's schema, never B's;
 - a model whose profile has structured output but is a Gemini before 3 gets the provider's
@@ -31,9 +31,10 @@ one marked "left" are fixed and ordinary tests now:
 - a `return_direct` tool ends a run with `response_format` as status answered with no
   `structured_response` (the docs: "a run never ends answered without its typed result"): such
   a run now goes on, and the model gives the typed answer after reading the tool's result;
-- (left, a strict xfail) `protocol="auto"` falling back to text: a schema-matching JSON Final
-  Answer is refused and the model told to call the output tool, which the next request no
-  longer offers; a model that obeys gets "Unknown tool";
+- `protocol="auto"` falling back to text: a schema-matching JSON Final Answer is refused and
+  the model told to call the output tool, which the next request no longer offers; a model
+  that obeys gets "Unknown tool" (the fallback now wraps `StructuredAnswer`, which reads its
+  retry as text);
 - `answer` is the model's raw arguments, not the typed result as JSON (a coerced field differs);
 - a failure whose text is a `KeyError` (here langchain-openai's, for a top-level `oneOf` schema)
   is reported as `KeyError: '[redacted]'`: the redaction takes "KeyError:" for a secret's name;
@@ -732,12 +733,6 @@ def test_text_protocol_an_action_naming_the_schema_is_corrected_to_the_answer() 
     assert "Unknown tool 'W'" in model.requests[1].messages[-1].content
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="under protocol=auto StructuredAnswer (outside NativeToTextFallback) reads the "
-    "fallback's text reply as the output tool's; it demands a call to `W`, which the next "
-    "(text) request no longer offers",
-)
 def test_auto_fallback_to_text_takes_the_answer_it_asked_for() -> None:
     script = [
         NotImplementedError("tools not supported"),
