@@ -75,8 +75,7 @@ def bind(
             options.update(request_options(grammar_for(tools, quotes=quotes)))
         bound = model.bind_tools(list(tools)).bind(stop=STOP, **options)
     else:
-        # never `_stream`: LangChain hands it no run manager, and the inner call's trace
-        # should nest under the step's; the parsed step reaches a client whole either way
+        # never `_stream`: the parsed step reaches a client whole either way
         text = TextReAct(model, grammar=grammar, quotes=list(quotes), disable_streaming=True)
         text = text.bind_tools(list(tools))
         bound = text.bind(**options) if options else text

@@ -423,12 +423,10 @@ def test_usage_is_counted_once_and_metadata_and_id_are_the_inner_replys() -> Non
     assert out.id == "r-1" and out.usage_metadata == usage and out.response_metadata["k"] == 1
 
 
-def test_by_design_the_inner_call_is_a_child_run() -> None:
-    """The inner model's call runs as a child of TextReAct's (traces nest, tagged `nostream` so
-    its raw text is not streamed): a callback sees two chat-model runs per call; the usage
-    counter counts one (test above). A caller that streams gets the parsed step as one chunk;
-    LangChain hands `_stream` no run manager, so there the inner call is traced beside
-    TextReAct's run (under the caller's), not under it."""
+def test_one_call_is_one_chat_model_run() -> None:
+    """The inner model is called inside TextReAct's own run (as `ChatHuggingFace` calls the
+    model it wraps): a callback sees one chat-model run per call, so tracers and usage counters
+    count its tokens once; a runnable around the model (`with_retry`) runs as a child run."""
 
     class Starts(BaseCallbackHandler):
         def __init__(self) -> None:
@@ -439,7 +437,9 @@ def test_by_design_the_inner_call_is_a_child_run() -> None:
 
     handler = Starts()
     TextReAct(ScriptedChatModel([final("x")])).invoke("go", {"callbacks": [handler]})
-    assert len(handler.names) == 2
+    assert len(handler.names) == 1
+    TextReAct(ScriptedChatModel([final("x")]).with_retry()).invoke("go", {"callbacks": [handler]})
+    assert len(handler.names) == 3
 
     async def events() -> list[tuple[str, str]]:
         model = TextReAct(ScriptedChatModel([final("x")])).bind_tools([mult])

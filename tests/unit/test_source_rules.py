@@ -17,8 +17,12 @@ from graph.settings import ENV_VARS, ENVIRONMENT
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("graph", "tools")
 OWN = {"graph", "tools", "tests", "bench", "examples"}
-# documented extension points of base classes we subclass (LangChain's custom chat model guide)
-EXTENSION_POINTS = {"_generate", "_agenerate", "_stream", "_astream", "_llm_type", "_run", "_arun"}
+# documented extension points of base classes we subclass (LangChain's custom chat model guide;
+# `_get_ls_params`: BaseChatModel's docstring asks subclasses to override it)
+EXTENSION_POINTS = {
+    *("_generate", "_agenerate", "_stream", "_astream", "_llm_type", "_run", "_arun"),
+    "_get_ls_params",
+}
 # public names of the standard library that start with an underscore
 STDLIB_PUBLIC = {"_exit", "_asdict", "_replace", "_fields", "_make", "_field_defaults"}
 

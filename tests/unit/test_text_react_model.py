@@ -129,3 +129,38 @@ def test_a_plain_input_is_passed_as_the_single_argument() -> None:
     reply = TextReAct(inner).bind_tools([shout]).invoke([HumanMessage("x")])
     [call] = reply.tool_calls
     assert call["name"] == "shout" and list(call["args"].values()) == ["hello there"]
+
+
+def test_standard_call_settings_go_with_each_call_and_client_ones_are_named() -> None:
+    """`temperature`, `max_tokens` and `stop`, LangChain's standard parameters, reach the
+    inner model with every call; a client setting (`api_key`, `timeout`) belongs to the
+    inner model and is said to; anything else is refused in one sentence."""
+    import pytest
+
+    inner = ScriptedChatModel([ANSWER])
+    model = TextReAct(inner, temperature=0, max_tokens=50, stop=["END"])
+    model.invoke("go")
+    [request] = inner.requests
+    assert request.stop == [OBSERVATION, "END"]
+    with pytest.warns(UserWarning, match="TextReAct ignores api_key: set it on the model"):
+        TextReAct(inner, api_key="sk-x")
+    with pytest.raises(TypeError, match="TextReAct takes no top_k: set it on the model"):
+        TextReAct(inner, top_k=3)
+
+
+def test_a_forced_tool_is_named_in_the_prompt_and_prebuilt_agents_keep_it() -> None:
+    """`tool_choice="<name>"` asks for that tool by name, and the binding names its tools, so
+    LangGraph's prebuilt agent takes the model as bound instead of binding it again."""
+    from langgraph.prebuilt import create_react_agent
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add two whole numbers."""
+        return a + b
+
+    inner = ScriptedChatModel([ACTION, ANSWER])
+    bound = TextReAct(inner).bind_tools([add, multiply], tool_choice="multiply")
+    agent = create_react_agent(bound, tools=[add, multiply])
+    out = agent.invoke({"messages": [HumanMessage("What is 17 * 23?")]})
+    assert out["messages"][-1].content == "17 * 23 = 391"
+    assert "You must use the tool multiply" in inner.requests[0].messages[0].text

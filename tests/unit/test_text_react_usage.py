@@ -1,6 +1,7 @@
-"""`TextReAct` nests one chat model call inside another: LangChain's usage counter must count
-its tokens once, and the graph's text steps (now made through `TextReAct`) keep what the
-reader reported: the thought before an answer and the note on ignored actions."""
+"""`TextReAct` calls one chat model inside its own run: LangChain's usage counter must count
+its tokens once (in that run, or, for a runnable around the model, in the child run), and the
+graph's text steps (now made through `TextReAct`) keep what the reader reported: the thought
+before an answer and the note on ignored actions."""
 
 from __future__ import annotations
 
@@ -30,6 +31,21 @@ def test_usage_is_counted_once() -> None:
         response_metadata={"model_name": "m-1"},
     )
     model = TextReAct(ScriptedChatModel([reply]))
+    with get_usage_metadata_callback() as counter:
+        out = model.invoke([HumanMessage("2 + 2?")])
+    assert counter.usage_metadata == {"m-1": USAGE}
+    assert out.usage_metadata == USAGE and out.response_metadata["model_name"] == "m-1"
+
+
+def test_usage_is_counted_once_through_a_retry_around_the_model() -> None:
+    """A runnable around the model (`with_retry`) is invoked as a child run, which counts the
+    usage; TextReAct's reply then names the model under `INNER_MODEL`."""
+    reply = AIMessage(
+        "Thought: easy\nFinal Answer: 4",
+        usage_metadata=USAGE,
+        response_metadata={"model_name": "m-1"},
+    )
+    model = TextReAct(ScriptedChatModel([reply]).with_retry())
     with get_usage_metadata_callback() as counter:
         out = model.invoke([HumanMessage("2 + 2?")])
     assert counter.usage_metadata == {"m-1": USAGE}

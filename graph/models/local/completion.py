@@ -48,6 +48,7 @@ from graph.models.local.prompt import conversation_turns, fixed_part, render_pro
 from graph.models.local.wire import chat_request, chat_result, single, text_of
 from graph.protocols.text.grammar import object_grammar
 from graph.protocols.text.observations import QUOTED_THOUGHT, quotable_lines
+from graph.protocols.text.one_chunk import OneChunkStream
 
 PromptMode = Literal["completion", "chat"]
 ExampleMode = Literal["all", "none"]
@@ -59,7 +60,7 @@ FREE_ANSWER = r'root ::= " " [^\x00-\x20*_] [^\x00-\x1F]{0,200}' + "\n"
 Request = dict[str, Any]
 
 
-class LocalCompletionModel(BaseChatModel):
+class LocalCompletionModel(OneChunkStream, BaseChatModel):
     """A llama.cpp server's completion endpoint, prompted with worked records."""
 
     completion_prompt: ClassVar[bool] = True
@@ -244,7 +245,7 @@ class LocalCompletionModel(BaseChatModel):
                     body = plan.send(data)
             except StopIteration as done:
                 text, meta = done.value
-        return chat_result(text, meta, usage, started, self.model_name)
+        return chat_result(text, meta, usage, started, self.model_name, stop)
 
     async def _agenerate(
         self,
@@ -270,7 +271,7 @@ class LocalCompletionModel(BaseChatModel):
                     body = plan.send(data)
             except StopIteration as done:
                 text, meta = done.value
-        return chat_result(text, meta, usage, started, self.model_name)
+        return chat_result(text, meta, usage, started, self.model_name, stop)
 
     def _in_process(
         self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
@@ -293,4 +294,4 @@ class LocalCompletionModel(BaseChatModel):
                 body = plan.send(data)
         except StopIteration as done:
             text, meta = done.value
-        return chat_result(text, meta, usage, started, self.model_name)
+        return chat_result(text, meta, usage, started, self.model_name, stop)

@@ -32,9 +32,13 @@ def chat_result(
     usage: list[dict[str, Any]],
     started: float,
     model_name: str,
+    stop: list[str] | None = None,
 ) -> ChatResult:
+    """The step as a chat result, cut before the first of the caller's `stop` sequences (the
+    constrained requests cannot take them: they write what the grammar allows)."""
+    cuts = [text.find(s) for s in stop or () if s and s in text]
     message = AIMessage(
-        content=text,
+        content=text[: min(cuts)] if cuts else text,
         response_metadata={
             "model_name": model_name,
             "seconds": round(time.monotonic() - started, 3),

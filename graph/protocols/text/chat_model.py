@@ -14,11 +14,14 @@ with the pure reader (`reader.parse_react`) into a standard `AIMessage`:
 
 `replies.read_text_reply` has the whole rule (a call to an unknown tool, a forced tool choice,
 no tools bound). The step as the reader read it is kept in `response_metadata["react_text"]`,
-so the next request sends it back as written (never text the reader did not read). Token usage
-and the provider's metadata are the inner reply's (its `model_name` as `react_inner_model`, so
-a usage counter counts the call once). With `grammar=True` each request carries a GBNF grammar
-built from the tool schemas (llama.cpp's `grammar` field), so every reply is a step the reader
-accepts. A caller that streams gets the step as one chunk: the raw text is not for a client.
+so the next request sends it back as written (never text the reader did not read). With
+`grammar=True` each request carries a GBNF grammar built from the tool schemas (llama.cpp's
+`grammar` field), so every reply is a step the reader accepts. A caller that streams gets the
+step as one chunk: the raw text is not for a client.
+
+One call is one chat-model run: the inner model is called inside TextReAct's own run
+(`inner_call`), so callbacks, traces and usage counters see one run, whose reply carries the
+inner reply's usage and `model_name`, and whose LangSmith parameters are the inner model's.
 
 Because the protocol lives in a model, an agent calls it exactly as it calls a model with
 function calling: `create_agent(TextReAct(model), tools=[...])` works, and so does this
@@ -27,24 +30,27 @@ project's graph (the native-to-text fallback is a swap of the model).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from typing import Any, cast
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForLLMRun,
-    CallbackManager,
     CallbackManagerForLLMRun,
 )
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, SystemMessage
-from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.language_models.base import LangSmithParams
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
-from langgraph.constants import TAG_NOSTREAM
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
 from graph.protocols.text.decoding import request_options
 from graph.protocols.text.grammar import grammar_for
+from graph.protocols.text.inner_call import agenerate, child_config, generate, wrapped_model
+from graph.protocols.text.one_chunk import OneChunkStream
 from graph.protocols.text.prompts import (
     OBSERVATION,
     text_system_prompt,
@@ -57,11 +63,15 @@ from graph.protocols.text.replies import forced_tool, read_text_reply
 # a provider refuses in a request without them)
 FUNCTION_CALLING_ONLY = ("strict", "parallel_tool_calls")
 FORCED = "You must use one of the tools in this reply: write an Action, not a Final Answer."
+# the standard chat-model settings that belong to the inner model's client, not to a call
+CLIENT_SETTINGS = frozenset({"api_key", "timeout", "max_retries", "base_url"})
+SET_ON_INNER = "set it on the model it wraps, e.g. TextReAct(ChatOpenAI(model=..., timeout=30))."
+FORCED_ONE = "You must use the tool {name} in this reply: write an Action, not a Final Answer."
 
 ToolLike = dict[str, Any] | type | Callable[..., Any] | BaseTool
 
 
-class TextReAct(BaseChatModel):
+class TextReAct(OneChunkStream, BaseChatModel):
     """A chat model that speaks the text ReAct protocol to `inner` and answers like a model
     with function calling (see the module docstring)."""
 
@@ -76,12 +86,26 @@ class TextReAct(BaseChatModel):
     """With the grammar: the lines a Final Answer may be (quoted answers); none, it is free."""
     forced: str | None = None
     """The tool a forced `tool_choice` names ("any": any tool), or None."""
+    temperature: float | None = None
+    """Sent with each call to the inner model, when set (LangChain's standard parameter)."""
+    max_tokens: int | None = None
+    """Sent with each call to the inner model, when set."""
+    stop: list[str] | None = None
+    """Stop sequences of every call, beside `Observation:`."""
+    streaming: bool = False
+    """LangChain's standard switch, taken as given: a stream is the parsed step, one chunk."""
 
     def __init__(
         self, inner: Runnable[LanguageModelInput, BaseMessage] | None = None, /, **kwargs: Any
     ) -> None:
         if inner is not None:
             kwargs["inner"] = inner
+        for name in CLIENT_SETTINGS.intersection(kwargs):  # a client the inner model has
+            if kwargs.pop(name) is not None:
+                warnings.warn(f"TextReAct ignores {name}: {SET_ON_INNER}", stacklevel=2)
+        unknown = sorted(set(kwargs) - set(type(self).model_fields))
+        if unknown:  # BaseChatModel would drop them silently
+            raise TypeError(f"TextReAct takes no {', '.join(unknown)}: {SET_ON_INNER}")
         super().__init__(**kwargs)
 
     @property
@@ -108,7 +132,11 @@ class TextReAct(BaseChatModel):
         specs = [] if tool_choice == "none" else [tool_spec(tool) for tool in tools]
         bound = self.model_copy(update={"tools": specs, "forced": forced_tool(tool_choice)})
         kwargs = {k: v for k, v in kwargs.items() if k not in FUNCTION_CALLING_ONLY}
-        return bound.bind(**kwargs) if kwargs else bound
+        # a binding that names its tools, as a provider's `bind_tools` returns: an agent that
+        # checks whether a model has its tools bound (LangGraph's prebuilt) finds them there
+        # and keeps the `tool_choice` (`_options` does not pass them on: the prompt has them)
+        offered = [convert_to_openai_tool(spec) for spec in specs]
+        return bound.bind(tools=offered, **kwargs)
 
     def request(self, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
         """The messages the inner model reads: the system prompt (the caller's instructions,
@@ -118,33 +146,30 @@ class TextReAct(BaseChatModel):
         rest = [m for m in messages if not isinstance(m, SystemMessage)]
         prompt = text_system_prompt(self.tools, instructions)
         if self.forced and self.tools:
-            prompt = f"{prompt}\n\n{FORCED}"
+            named = self.forced in {t["name"] for t in self.tools}
+            prompt = f"{prompt}\n\n{FORCED_ONE.format(name=self.forced) if named else FORCED}"
         return [SystemMessage(content=prompt), *text_transcript(rest)]
 
-    def read(self, reply: BaseMessage) -> AIMessage:
+    def read(self, reply: BaseMessage, *, counted: bool = False) -> AIMessage:
         """The inner model's reply as a standard message (see the module docstring)."""
-        return read_text_reply(reply, self.tools or None, forced=self.forced)
+        return read_text_reply(reply, self.tools or None, forced=self.forced, counted=counted)
+
+    def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> LangSmithParams:
+        """The inner model's (provider, model name, temperature): what a trace prices."""
+        model, bound = wrapped_model(self.inner)
+        if model is None:
+            return super()._get_ls_params(stop=stop, **kwargs)
+        return model._get_ls_params(stop=stop, **{**bound, **kwargs})
 
     def _options(self, stop: list[str] | None, kwargs: dict[str, Any]) -> dict[str, Any]:
-        options = {**kwargs, "stop": [OBSERVATION, *(stop or [])]}
+        kwargs = {k: v for k, v in kwargs.items() if k not in ("tools", "tool_choice")}
+        given = {"temperature": self.temperature, "max_tokens": self.max_tokens}
+        kwargs = {**{k: v for k, v in given.items() if v is not None}, **kwargs}
+        options = {**kwargs, "stop": [OBSERVATION, *(self.stop or []), *(stop or [])]}
         if self.grammar:
             extra = request_options(grammar_for(self.tools, quotes=self.quotes))["extra_body"]
             options["extra_body"] = {**(kwargs.get("extra_body") or {}), **extra}
         return options
-
-    def _config(self, manager: Any) -> RunnableConfig:
-        """The inner call runs as a child of this model's run (traces nest; LangChain's LLM run
-        managers have no `get_child`, so it is built as the chain managers build theirs),
-        tagged `nostream`: the raw Thought/Action text is not for a client's token stream, the
-        parsed message is."""
-        if manager is None:
-            return {"tags": [TAG_NOSTREAM]}
-        child = CallbackManager(handlers=[], parent_run_id=manager.run_id)
-        child.set_handlers(manager.inheritable_handlers)
-        child.add_tags(manager.inheritable_tags)
-        child.add_metadata(manager.inheritable_metadata)
-        child.add_tags([TAG_NOSTREAM], inherit=False)
-        return {"callbacks": child}
 
     def _generate(
         self,
@@ -153,10 +178,13 @@ class TextReAct(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        reply = self.inner.invoke(
-            self.request(messages), self._config(run_manager), **self._options(stop, kwargs)
-        )
-        return ChatResult(generations=[ChatGeneration(message=self.read(reply))])
+        request, options = self.request(messages), self._options(stop, kwargs)
+        model, bound = wrapped_model(self.inner)
+        if model is None:
+            reply = self.inner.invoke(request, child_config(run_manager), **options)
+            return _result(self.read(reply, counted=True))
+        reply, llm_output = generate(model, bound, request, options)
+        return _result(self.read(reply), llm_output)
 
     async def _agenerate(
         self,
@@ -165,45 +193,14 @@ class TextReAct(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        reply = await self.inner.ainvoke(
-            self.request(messages), self._config(run_manager), **self._options(stop, kwargs)
-        )
-        return ChatResult(generations=[ChatGeneration(message=self.read(reply))])
-
-    def _stream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> Iterator[ChatGenerationChunk]:
-        """The step as one chunk: the inner model's text is read whole (its tokens are the
-        raw protocol, not for a client), and the inner call is an `invoke`, so provider
-        fields a stream drops (a refusal) survive."""
-        result = self._generate(messages, stop, run_manager, **kwargs)
-        yield _as_chunk(cast(AIMessage, result.generations[0].message))
-
-    async def _astream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> AsyncIterator[ChatGenerationChunk]:
-        result = await self._agenerate(messages, stop, run_manager, **kwargs)
-        yield _as_chunk(cast(AIMessage, result.generations[0].message))
+        request, options = self.request(messages), self._options(stop, kwargs)
+        model, bound = wrapped_model(self.inner)
+        if model is None:
+            reply = await self.inner.ainvoke(request, child_config(run_manager), **options)
+            return _result(self.read(reply, counted=True))
+        reply, llm_output = await agenerate(model, bound, request, options)
+        return _result(self.read(reply), llm_output)
 
 
-def _as_chunk(message: AIMessage) -> ChatGenerationChunk:
-    """A whole message as the one chunk of a stream: the calls as `tool_call_chunks` (their
-    arguments as JSON), so adding the chunks up gives the message back."""
-    chunk = AIMessageChunk(
-        content=message.content,
-        id=message.id,
-        tool_calls=message.tool_calls,
-        invalid_tool_calls=message.invalid_tool_calls,
-        response_metadata=message.response_metadata,
-        usage_metadata=message.usage_metadata,
-        chunk_position="last",
-    )
-    return ChatGenerationChunk(message=chunk)
+def _result(message: AIMessage, llm_output: dict[str, Any] | None = None) -> ChatResult:
+    return ChatResult(generations=[ChatGeneration(message=message)], llm_output=llm_output)

@@ -40,9 +40,10 @@ from graph.protocols.text.reader import parse_react
 from graph.protocols.text.step import ReactStep
 from graph.protocols.text.toolset import Toolset
 
-# The inner reply's `model_name`, kept under this key: LangChain's usage counter
-# (`get_usage_metadata_callback`) counts each reply that names its model, and the inner call
-# was counted already; the parsed message carries the same usage, so it names no model.
+# The inner reply's `model_name`, kept under this key when the inner call was a run of its own
+# (a runnable around the model, `TextReAct._generate`): LangChain's usage counter
+# (`get_usage_metadata_callback`) counts each reply that names its model, and that run was
+# counted already; the parsed message carries the same usage, so it names no model.
 INNER_MODEL = "react_inner_model"
 
 # `tool_choice` values that ask for some call, whichever tool (OpenAI's, Anthropic's, LangChain's)
@@ -50,12 +51,17 @@ ANY_TOOL = ("any", "required", True)
 
 
 def read_text_reply(
-    reply: BaseMessage, tools: Sequence[Any] | None, *, forced: str | None = None
+    reply: BaseMessage,
+    tools: Sequence[Any] | None,
+    *,
+    forced: str | None = None,
+    counted: bool = False,
 ) -> AIMessage:
     """The reply as a standard message (see the module docstring). `tools`: LangChain tools or
-    function specs, or None; `forced`: the tool a forced `tool_choice` names, or "any"."""
+    function specs, or None; `forced`: the tool a forced `tool_choice` names, or "any";
+    `counted`: the reply came from a run of its own, whose usage a counter saw already."""
     if isinstance(reply, AIMessage) and (refused(reply) or reply.tool_calls):
-        return reply.model_copy(update={"response_metadata": _inner_meta(reply)})
+        return reply.model_copy(update={"response_metadata": _inner_meta(reply, counted)})
     raw = reply.text
     step = parse_react(raw, tools or None)
     if step.kind == "error" and tools:
@@ -65,7 +71,7 @@ def read_text_reply(
         step = ReactStep(kind="final", answer=answer, read=answer)
     if forced and tools and step.kind == "final":
         step = _forced_call(step, tools, forced) or step
-    meta = {**_inner_meta(reply), RAW: step.read or raw.strip()}
+    meta = {**_inner_meta(reply, counted), RAW: step.read or raw.strip()}
     if step.note:
         meta[NOTE] = step.note
     fields: dict[str, Any] = {
@@ -91,10 +97,11 @@ def read_text_reply(
     return AIMessage(content=step.thought or meta[RAW], invalid_tool_calls=[invalid], **fields)
 
 
-def _inner_meta(reply: BaseMessage) -> dict[str, Any]:
-    """The inner reply's metadata, its model named under `INNER_MODEL` (counted once)."""
+def _inner_meta(reply: BaseMessage, counted: bool) -> dict[str, Any]:
+    """The inner reply's metadata; its model named under `INNER_MODEL` when the inner call
+    was `counted` in a run of its own (so the usage is counted once)."""
     meta = dict(getattr(reply, "response_metadata", None) or {})
-    if "model_name" in meta:
+    if counted and "model_name" in meta:
         meta[INNER_MODEL] = meta.pop("model_name")
     return meta
 
