@@ -40,6 +40,7 @@ DECIDED_BY = "react_decided_by"  # "model" or "code": who chose this step (the t
 STEP = "react_step"  # a step's number in its run: what the step limit counts
 ARGUMENT_BY = "react_argument_by"  # "model" or "code": who wrote a call's arguments
 DURATION = "duration_ms"
+EDITED = "react_edited"  # on a ToolMessage: the arguments a person's edit ran (per_call mode)
 RERUN = "react_rerun"  # on a ToolMessage: earlier starts of this call that never finished (a crash)
 OURS = "react_agent_tool"  # on ToolMessages this agent produced under an id it did not choose
 OBSERVATION_PREFIX = "obs-"  # the id of every other ToolMessage this agent produced

@@ -35,11 +35,10 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from graph import messages as m
 from graph._compat import checkpointed
 from graph.middleware.approval_seal import sealed
-from graph.middleware.approvals import asked_again, with_edit_notice
-from graph.persistence.ledger import Attempt, Ledger, ledger_for
+from graph.middleware.approvals import asked_again, edit_marked, refused, with_edit_notice
+from graph.persistence.ledger import Ledger, ledger_for, rerun_marked
 from graph.state import run_status
 
 Result = ToolMessage | Command
@@ -72,7 +71,9 @@ class ApprovalCheck:
             return held
         if self.hitl is None:
             return self._checked(request, handler)
-        return self.hitl.wrap_tool_call(request, lambda to_run: self._checked(to_run, handler))
+        return self.hitl.wrap_tool_call(
+            request, lambda to_run: edit_marked(self._checked(to_run, handler), request, to_run)
+        )
 
     def _checked(self, request: ToolCallRequest, handler: Execute) -> Result:
         ledger, task = _ledger(request)
@@ -123,13 +124,15 @@ class ApprovalCheck:
             raise
         if attempt is not None:
             ledger.finish(attempt)  # type: ignore[union-attr]
-        return _marked(result, request, attempt)
+        return rerun_marked(result, request.tool_call["id"], attempt)
 
     def _ask(self, request: ToolCallRequest, then: Execute) -> Result:
         """Ask the person again about this call, in the run's approval format."""
         assert self.hitl is not None  # a gated tool means the run has approval middleware
         if self.mode == "per_call":
-            return self.hitl.wrap_tool_call(request, then)
+            return self.hitl.wrap_tool_call(
+                request, lambda to_run: edit_marked(then(to_run), request, to_run)
+            )
         outcome = asked_again(self.hitl, request)
         if isinstance(outcome, ToolMessage):
             return outcome
@@ -146,7 +149,7 @@ class ApprovalCheck:
             return await self._achecked(request, handler)
 
         async def checked(to_run: ToolCallRequest) -> Result:
-            return await self._achecked(to_run, handler)
+            return edit_marked(await self._achecked(to_run, handler), request, to_run)
 
         return await self.hitl.awrap_tool_call(request, checked)
 
@@ -177,7 +180,11 @@ class ApprovalCheck:
 
         assert self.hitl is not None
         if self.mode == "per_call":
-            return await self.hitl.awrap_tool_call(request, again)
+
+            async def asked(to_run: ToolCallRequest) -> Result:
+                return edit_marked(await again(to_run), request, to_run)
+
+            return await self.hitl.awrap_tool_call(request, asked)
         outcome = asked_again(self.hitl, request)
         if isinstance(outcome, ToolMessage):
             return outcome
@@ -208,7 +215,7 @@ class ApprovalCheck:
             raise
         if attempt is not None:
             await ledger.afinish(attempt)  # type: ignore[union-attr]
-        return _marked(result, request, attempt)
+        return rerun_marked(result, request.tool_call["id"], attempt)
 
     # -- the decision ---------------------------------------------------------------------
 
@@ -225,14 +232,6 @@ class ApprovalCheck:
         state = request.state if isinstance(request.state, dict) else {}
         seals = state.get("approvals") or {}
         return sealed(_ids(request)[0], call, seals.get(call["id"]))
-
-
-def refused(call: dict[str, Any]) -> ToolMessage:
-    text = (
-        f"The call to {call['name']} was not run: it needs approval, and no decision was "
-        "recorded for this call with these arguments."
-    )
-    return m.observation(call, text, is_error=True)
 
 
 def _held(request: ToolCallRequest) -> ToolMessage | None:
@@ -278,23 +277,3 @@ def _ledger(request: ToolCallRequest) -> tuple[Ledger | None, str]:
     if not checkpointed(getattr(request.runtime, "config", None)):
         return None, task
     return ledger_for(request.runtime.store, thread), task
-
-
-def _marked(result: Result, request: ToolCallRequest, attempt: Attempt | None) -> Result:
-    """The result of a call started again after `attempt.earlier` unfinished starts."""
-    if attempt is None or not attempt.earlier:
-        return result
-    call_id = request.tool_call["id"]
-
-    def mark(message: Any) -> Any:
-        if isinstance(message, ToolMessage) and message.tool_call_id == call_id:
-            meta = {**message.response_metadata, m.RERUN: attempt.earlier}
-            return message.model_copy(update={"response_metadata": meta})
-        return message
-
-    if isinstance(result, Command) and isinstance(result.update, dict):
-        found = result.update.get("messages") or []
-        found = found if isinstance(found, list) else [found]
-        update = {**result.update, "messages": [mark(x) for x in found]}
-        return Command(update=update, goto=result.goto, graph=result.graph)
-    return mark(result)

@@ -122,6 +122,14 @@ def _edit_problem(call: dict[str, Any], edit: Any) -> str | None:
     return None
 
 
+def refused(call: dict[str, Any]) -> ToolMessage:
+    text = (
+        f"The call to {call['name']} was not run: it needs approval, and no decision was "
+        "recorded for this call with these arguments."
+    )
+    return m.observation(call, text, is_error=True)
+
+
 def not_run(calls: Sequence[dict[str, Any]], why: str) -> list[BaseMessage]:
     return [
         m.observation(c, f"The call to {c['name']} was not run: {why}.", is_error=True)
@@ -172,6 +180,34 @@ def asked_again(
     to_run = final.tool_calls[0] if final.tool_calls else call
     edited = to_run["args"] != call["args"]
     return request.override(tool_call={**call, "args": to_run["args"]}), edited
+
+
+def edit_marked(result: ToolMessage | Command, asked: ToolCallRequest, ran: ToolCallRequest) -> Any:
+    """per_call: the result of a call a person edited (HITL ran `ran` for `asked`), marked
+    with the arguments that ran, so the step is rewritten to them (`steps_edited`) as the
+    review rewrites it in batched mode."""
+    args = ran.tool_call["args"]
+    if args == asked.tool_call["args"] or not isinstance(result, ToolMessage):
+        return result
+    meta = {**result.response_metadata, m.EDITED: args}
+    return result.model_copy(update={"response_metadata": meta})
+
+
+def steps_edited(step: AIMessage | None, results: Sequence[BaseMessage]) -> AIMessage | None:
+    """The step with the calls a person edited inside act (per_call) holding the arguments
+    that ran, its raw text dropped (it no longer says what ran); None when none was edited."""
+    edited = {
+        x.tool_call_id: x.response_metadata[m.EDITED]
+        for x in results
+        if isinstance(x, ToolMessage) and m.EDITED in x.response_metadata
+    }
+    if step is None or not any(
+        c["id"] in edited and c["args"] != edited[c["id"]] for c in step.tool_calls
+    ):
+        return None
+    calls = [{**c, "args": edited[c["id"]]} if c["id"] in edited else c for c in step.tool_calls]
+    meta = {k: v for k, v in step.response_metadata.items() if k != m.RAW}
+    return step.model_copy(update={"tool_calls": calls, "response_metadata": meta})
 
 
 def with_edit_notice(

@@ -1,7 +1,9 @@
 """observe: the node after a step's tools when the loop does not simply go back to the model:
 a `return_direct` tool's result ends the run as its answer (as `ToolNode` and `create_agent`
-do), and after a step of several calls, whose act tasks each see their own result only, it is
-the one node that sees them all before the model is asked again.
+do); a call a person edited inside act (per_call approvals) is written into its step with the
+arguments that ran (batched mode's review does so before act); and after a step of several
+calls, whose act tasks each see their own result only, it is the one node that sees them all
+before the model is asked again.
 
 Tool observations were already written by `act` (each task its own, so a crash keeps every
 finished one), so an ordinary iteration goes from act straight back to think: two supersteps,
@@ -21,6 +23,7 @@ from graph import messages as m
 from graph._compat import config_runtime
 from graph.loop.bindings import Bindings
 from graph.loop.tasks import idle, pending_calls
+from graph.middleware.approvals import steps_edited
 from graph.settings import AgentContext
 from graph.state import AgentState, RouteState
 
@@ -91,6 +94,9 @@ def assess(b: Bindings, ctx: AgentContext, state: RouteState | AgentState) -> di
     structured = m.structured_answer(results)
     if structured is not None:  # the step gave the structured answer beside other calls
         update.update(status="answered", answer=structured)
+    edited = steps_edited(step, results)  # per_call: what a person's edit ran, in the step
+    if edited is not None:
+        update["messages"] = [edited]
     return update or None
 
 

@@ -37,8 +37,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from langchain_core.messages import ToolMessage
 from langgraph.store.base import BaseStore, GetOp, Op, PutOp, SearchOp
+from langgraph.types import Command
 
+from graph import messages as m
 from tools.support.files import private_dir, private_file, state_dir
 
 NAMESPACE = ("react_agent", "calls")
@@ -240,3 +243,22 @@ def _file_store(folder: str) -> BaseStore:
     store = SqliteStore(conn)
     store.setup()
     return store
+
+
+def rerun_marked(result: Any, call_id: str, attempt: Attempt | None) -> Any:
+    """The result of a call started again after `attempt.earlier` unfinished starts."""
+    if attempt is None or not attempt.earlier:
+        return result
+
+    def mark(message: Any) -> Any:
+        if isinstance(message, ToolMessage) and message.tool_call_id == call_id:
+            meta = {**message.response_metadata, m.RERUN: attempt.earlier}
+            return message.model_copy(update={"response_metadata": meta})
+        return message
+
+    if isinstance(result, Command) and isinstance(result.update, dict):
+        found = result.update.get("messages") or []
+        found = found if isinstance(found, list) else [found]
+        update = {**result.update, "messages": [mark(x) for x in found]}
+        return Command(update=update, goto=result.goto, graph=result.graph)
+    return mark(result)

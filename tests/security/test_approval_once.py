@@ -378,3 +378,38 @@ def test_a_tool_s_command_cannot_write_the_edit_key_or_the_seals(update: dict[st
     assert result.status == "error" and "update was not applied" in result.text
     values = agent.get_state(cfg("t")).values
     assert not values.get(EDITS) and not values.get("approvals")
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("form", ["sync", "async"])
+def test_a_per_call_edit_is_written_into_the_stored_step(protocol: str, form: str) -> None:
+    """per_call: HITL runs the edited call inside act; the stored step then holds the
+    arguments that ran (as batched mode's review writes them), so the trace, the transcript
+    and the next request show what ran, with beside it a parallel call left as the model
+    wrote it."""
+    import asyncio
+
+    both = calls(
+        tool_call("transfer", {"to": "alice"}, id="t"), tool_call("clock", {"zone": "UTC"}, id="c")
+    )
+    first = both if protocol == "native" else step(protocol, "transfer", {"to": "alice"}, "t")
+    agent = agent_for(protocol, [first, answer(protocol)], mode="per_call")
+    thread = f"edit-{protocol}-{form}"
+    go = {"messages": [("user", "pay alice")]}
+    edit = {"type": "edit", "edited_action": {"name": "transfer", "args": {"to": "bob"}}}
+
+    def run(value: Any) -> Any:
+        if form == "sync":
+            return agent.invoke(value, cfg(thread))
+        return asyncio.run(agent.ainvoke(value, cfg(thread)))
+
+    run(go)
+    [pause] = agent.get_state(cfg(thread)).interrupts
+    out = run(Command(resume={pause.id: edit}))
+    assert out["status"] == "answered" and "transfer:bob" in ran and "transfer:alice" not in ran
+    stored = next(x for x in out["messages"] if isinstance(x, AIMessage) and x.tool_calls)
+    by_id = {c["id"]: c["args"] for c in stored.tool_calls}
+    assert by_id[stored.tool_calls[0]["id"]] == {"to": "bob"}
+    if protocol == "native":
+        assert by_id["c"] == {"zone": "UTC"}
+    assert out["steps"][0]["tool_input"] == {"to": "bob"}
