@@ -225,10 +225,10 @@ class Bindings:
         settings: Mapping[str, Any] | None = None,
     ) -> Runnable:
         """The model as this step calls it: protocol, tools, grammar (with the lines a quoted
-        answer may be, if any) and token bound. The default model with no middleware changes
-        is bound once per combination; a request a middleware changed (another model, tool
-        choice, settings, provider tools) is bound for that call."""
-        grammar = use_grammar(ctx.constrained_decoding, protocol=protocol, local=local)
+        answer may be, if any) and token bound: the default model with no middleware changes
+        bound once per combination, a request a middleware changed for that call."""
+        text = protocol == "text"  # only text requests ever carry a grammar
+        grammar = text and use_grammar(ctx.constrained_decoding, protocol=protocol, local=local)
         quotes = tuple(quotes)  # `quotes()` gives none where there is no grammar
 
         def make(chat_model: BaseChatModel) -> Runnable:

@@ -21,8 +21,9 @@ so a user's middleware sees the request they shaped:
   429 or a 5xx (LangChain's `ModelFallbackMiddleware`, with the agent's rule of when).
 
 A policy whose setting is off for a run (`LoopPolicy.needs`: no `run_timeout`, no
-`fallback_models`, `answer_after` or `quoted_answers` unset, `context_share=0`) is left out of
-that run's chain, so a trace or a stack shows only the policies that can act.
+`fallback_models`, `answer_after` or `quoted_answers` unset, `context_share=0`, a protocol other
+than `auto`) is left out of that run's chain, so a trace or a stack shows only the policies
+that can act.
 
 They add no graph nodes and no channels: what they read is the run's bookkeeping (`run`), one
 delta channel, so they cost no checkpoint rows. The corrections, the repeated-call guard and

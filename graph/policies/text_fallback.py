@@ -16,6 +16,8 @@ from graph.protocols.text.chat_model import TextReAct
 
 
 class NativeToTextFallback(LoopPolicy):
+    needs = "protocol_auto"
+
     def shaped(self, request: ModelRequest) -> ModelRequest | ModelResponse:
         return request
 
@@ -40,8 +42,6 @@ class NativeToTextFallback(LoopPolicy):
 
     def refused_tools(self, request: ModelRequest, exc: Exception) -> str | None:
         """Why the run goes on as text, when this failure of a native request calls for it."""
-        if self.settings(request).protocol != "auto":
-            return None
         if (self.run(request).get("protocol") or "native") != "native":
             return None
         if isinstance(request.model, TextReAct) or not failures.tools_unsupported(exc):
