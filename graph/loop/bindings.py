@@ -133,7 +133,7 @@ class Bindings:
         return [*(p.awrap_model_call for p in self._policies_on(ctx)), *self.user_model_awraps]
 
     def _policies_on(self, ctx: AgentContext) -> list[AgentMiddleware]:
-        return [p for p in self.policies if p.needs is None or getattr(ctx, p.needs)]
+        return [p for p in self.policies if p.acts_on(ctx)]
 
     def _read_env(self) -> frozenset[tuple[str, str | None]]:
         """The settings' variables that are set: a set intersection reads the environment once

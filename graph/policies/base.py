@@ -70,10 +70,18 @@ class LoopPolicy(AgentMiddleware):
     `Command` ends the run), or a `CallAndStore` (this request, and a command stored with the
     reply). The sync and async forms share it."""
 
-    needs: ClassVar[str | None] = None
-    """The setting the policy acts on. Where a run's value is empty (unset, 0, nothing
-    listed) the policy is left out of that run's chain (`Bindings.model_wraps`), as
-    `create_agent` runs only the middleware it was given: it would only pass the call on."""
+    needs: ClassVar[str | tuple[str, Any] | None] = None
+    """The setting the policy acts on (or a setting and the one value it acts on). Where a
+    run's value is empty (unset, 0, nothing listed), or not that value, the policy is left out
+    of that run's chain (`Bindings.model_wraps`), as `create_agent` runs only the middleware
+    it was given: it would only pass the call on."""
+
+    def acts_on(self, ctx: Any) -> bool:
+        """Whether this run's settings give the policy something to do (`needs`)."""
+        if isinstance(self.needs, tuple):
+            name, value = self.needs
+            return getattr(ctx, name) == value
+        return self.needs is None or bool(getattr(ctx, self.needs))
 
     def __init__(self, bindings: AgentHost) -> None:
         super().__init__()

@@ -16,7 +16,7 @@ from graph.protocols.text.chat_model import TextReAct
 
 
 class NativeToTextFallback(LoopPolicy):
-    needs = "protocol_auto"
+    needs = ("protocol", "auto")
 
     def shaped(self, request: ModelRequest) -> ModelRequest | ModelResponse:
         return request

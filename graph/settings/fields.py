@@ -191,11 +191,6 @@ class AgentContext(BaseModel):
         "an instance, a class taking no arguments, or a function returning one or a list.",
     )  # fmt: skip
 
-    @property
-    def protocol_auto(self) -> bool:
-        """Whether a native request refused for its tools goes again as text (`auto`)."""
-        return self.protocol == "auto"
-
     @field_validator(
         "tools", "approve", "allowed_models", "middleware", "fallback_models", mode="before"
     )
