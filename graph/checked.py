@@ -22,6 +22,7 @@ import dataclasses
 import functools
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from contextlib import aclosing
 from typing import Any
 
 from langgraph.channels.base import BaseChannel
@@ -108,8 +109,11 @@ class AgentGraph(CompiledStateGraph):
             if kept:
                 update = [[StateUpdate({"messages": kept}, "act")]]
                 await super().abulk_update_state(outside_the_run(config), update)
-        async for part in super().astream(input, config, **kwargs):
-            yield part
+        # closed with ours (as `yield from` closes the sync one): a caller that stops reading
+        # must find the run ended, its writes landed, before it sends the next input
+        async with aclosing(super().astream(input, config, **kwargs)) as parts:
+            async for part in parts:
+                yield part
 
     def bulk_update_state(self, config: Any, supersteps: Any) -> Any:
         supersteps = our_update_nodes(supersteps)
