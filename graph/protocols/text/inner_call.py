@@ -4,7 +4,8 @@ calls the model it wraps. A chat model, or a `.bind(...)` of one, is called thro
 `_generate` (its `_stream` when it is set to stream, as its `invoke` would), after its rate
 limiter; the reply carries what a run adds to a message (the result's `llm_output` and
 `generation_info`: the model's name, the token usage). No run manager is passed: the inner
-model's tokens are raw protocol text, not for a client's stream.
+model's tokens are raw protocol text, not for a client's stream. What only the inner model's
+own `invoke` does is not done: its own `callbacks` and `cache` (give them to TextReAct).
 
 Another runnable around a model (`.with_retry()`, `.with_fallbacks()`) is invoked, so what it
 adds runs; that call is a child run of TextReAct's (`child_config`)."""
