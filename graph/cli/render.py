@@ -76,3 +76,5 @@ class StepPrinter:
         ):
             answer = visible(str(event.get("answer") or ""), multiline=True)
             self.lines.write("Stopped:", "bold yellow", answer)
+            if event.get("notice"):  # a best answer: why the run stopped is said after it
+                self.lines.write("Note:", "yellow", visible(str(event["notice"]), multiline=True))

@@ -198,8 +198,17 @@ def spent(values: dict[str, Any]) -> dict[str, int] | None:
     return added(*usages) if usages else None
 
 
-def report(values: dict[str, Any], thread_id: str, paused: bool, as_json: bool, url: str) -> None:
-    """The end of a run: the JSON summary or a closing line, and the exit status."""
+def report(
+    values: dict[str, Any],
+    thread_id: str,
+    paused: bool,
+    as_json: bool,
+    url: str,
+    *,
+    typed: bool = False,
+) -> None:
+    """The end of a run: the JSON summary or a closing line, and the exit status. `typed`: the
+    run asked for a typed result (`--schema`), whose key the summary then always has."""
     from graph.redaction import redact
     from graph.state import run_status
     from graph.steps import steps_of
@@ -214,8 +223,8 @@ def report(values: dict[str, Any], thread_id: str, paused: bool, as_json: bool, 
             "steps": steps_of(values),
             "usage": spent(values) if paused else values.get("usage"),
         }
-        if values.get("structured_response") is not None:
-            summary["structured_response"] = values["structured_response"]
+        if typed or values.get("structured_response") is not None:
+            summary["structured_response"] = values.get("structured_response")
         sys.stdout.write(json_text(summary, indent=2) + "\n")
     elif paused:
         say(pause_notice(thread_id, url))

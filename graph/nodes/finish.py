@@ -8,6 +8,7 @@ from typing import Any
 from langgraph.config import get_stream_writer
 from langgraph.runtime import get_runtime
 
+from graph import messages as m
 from graph.loop.bindings import Bindings
 from graph.loop.closing import closing_update
 from graph.settings import AgentContext, ConfigError
@@ -23,6 +24,9 @@ def make_finish(b: Bindings) -> Any:
         closing = closing_update(state, ctx, state.get("messages") or [])
         answer = closing.get("answer", state.get("answer"))
         status = closing.get("status", state.get("status"))
+        notice = next(  # why the run stopped early, beside a best answer (`answer_on_limit`)
+            (x.response_metadata.get(m.NOTICE) for x in closing.get("messages") or ()), None
+        )
         write = get_stream_writer()
         if status == "answered":
             write({"event": "answer", "text": answer or ""})
@@ -32,6 +36,7 @@ def make_finish(b: Bindings) -> Any:
                 "status": status,
                 "answer": answer,
                 "error": state.get("error"),
+                **({"notice": notice} if notice and notice != answer else {}),
             }
         )
         return closing

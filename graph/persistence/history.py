@@ -24,6 +24,9 @@ from graph.state import TERMINAL
 AGENT_MARK = "react_agent"  # response_metadata key on the agent's own notes to the model
 
 
+CLOSING = ("error", "limit")  # the agent's closing messages (`graph.loop.closing`)
+
+
 def excerpt(text: str, limit: int) -> str:
     """`text` cut to `limit` characters, the cut marked with an ellipsis."""
     text = text.strip()
@@ -67,7 +70,8 @@ def describe_changes(
     said = any(part.startswith("Final Answer:") for part in parts)
     if status in TERMINAL and (node == "finish" or (status != before.get("status") and not said)):
         detail = values.get("error") if status == "error" else values.get("answer")
-        parts.append(f"{status}: {excerpt(detail or '', 200)}")
+        # a step that set the status before the notice or answer exists says the status alone
+        parts.append(f"{status}: {excerpt(detail, 200)}" if detail else str(status))
     for pause in interrupts or ():
         parts.append(f"waiting for approval: {_paused_calls(pause.value)}")
     return "; ".join(parts)
@@ -90,8 +94,8 @@ def _describe(message: Any) -> str:
             return f"{thought}→ Action: {shown}"
         if getattr(message, "invalid_tool_calls", None):
             return "invalid tool call"
-        if (getattr(message, "response_metadata", None) or {}).get(AGENT_MARK) == "error":
-            return ""  # the run's error, said to the user: the row's status says it
+        if (getattr(message, "response_metadata", None) or {}).get(AGENT_MARK) in CLOSING:
+            return ""  # the run's error or stop notice, said to the user: the row's status says it
         return f"Final Answer: {excerpt(text, 200)}" if text else ""
     if kind == "tool":
         failed = " (error)" if getattr(message, "status", "") == "error" else ""

@@ -6,7 +6,9 @@ results saved but the next checkpoint missing: LangGraph then shows those result
 nothing next, while the run's status still says `running`; continuing from that checkpoint
 (named by its id) picks the run up from those results. A model endpoint that stayed down ends
 the run with status `error` but keeps every step before the failed model call: continue from
-the checkpoint just before that call (a fork, so the failed attempt stays in the history).
+the checkpoint just before that call (a fork, so the failed attempt stays in the history). A run
+ended by unusable replies continues from before the first of them, so the model is asked again
+with none counted against it (from the last one, the corrections policy would end it at once).
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ def resume_from(snapshot: StateSnapshot, history: list[StateSnapshot]) -> Runnab
     if values.get("status") != "error":
         return None
     for earlier in history:  # newest first
-        if earlier.next == ("think",):
+        streak = ((earlier.values or {}).get("run") or {}).get("invalid_streak")
+        if earlier.next == ("think",) and not streak:
             return earlier.config
     return None
 

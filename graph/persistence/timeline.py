@@ -105,6 +105,7 @@ class _Reader:
         self.skim = SkimmingSaver(self.inner)
         self.light = agent.copy(update={"checkpointer": self.skim})
         self.previous: _Read | None = None
+        self.seen: set[str] = set()  # the messages rows have described (`_said`)
 
     async def aread(self, thread_id: str, checkpoint_id: str | None) -> _Read | None:
         item = (
@@ -127,11 +128,13 @@ class _Reader:
         if parent is None and self.previous is not None and self.previous.id == read.parent_id:
             parent = self.previous
         self.previous = read
-        return _row(read, parent)
+        return _row(read, parent, self.seen)
 
 
-def _row(read: _Read, parent: _Read | None) -> HistoryRow:
-    """A checkpoint's row from its skimmed snapshot and its parent's pending writes."""
+def _row(read: _Read, parent: _Read | None, seen: set[str]) -> HistoryRow:
+    """A checkpoint's row from its skimmed snapshot and its parent's pending writes. A message
+    an earlier row described (`seen`, by id) is not this row's: a new turn writes the whole
+    conversation again to put its answers for unfinished calls before the new question."""
     metadata = read.item.metadata or {}
     source = metadata.get("source")
     before, fresh, node = None, [], "start"
@@ -141,6 +144,9 @@ def _row(read: _Read, parent: _Read | None) -> HistoryRow:
         node = ",".join(sorted({task.name for task in parent.snapshot.tasks})) or "-"
         ours = (lambda task_id: task_id not in ran) if source == "update" else ran.__contains__
         fresh = _messages(w for w in parent.item.pending_writes or () if ours(w[0]))
+        fresh = [x for x in fresh if not x.id or not seen.intersection(_said(x))]
+        for x in fresh:
+            seen.update({x.id} if x.id else _said(x))
     if source in ("input", "update"):
         node = str(source)
     snapshot = read.snapshot
@@ -162,6 +168,15 @@ def _row(read: _Read, parent: _Read | None) -> HistoryRow:
         created_at=snapshot.created_at,
         parent_checkpoint_id=read.parent_id,
     )
+
+
+def _said(message: Any) -> set[str]:
+    """What identifies a message a row described: its id, and for a question its text. An
+    input's question is written without an id and always described (the same question may be
+    asked twice); the thread's reducer gives it one, and a later step that writes it again
+    (a new turn putting its answers for unfinished calls before it) carries that id."""
+    question = {f"question:{message.text}"} if message.type == "human" else set()
+    return ({message.id} if message.id else set()) | question
 
 
 def _messages(writes: Any) -> list[Any]:

@@ -150,7 +150,9 @@ def timeline(
             bar.waited = True
             bar.what = "waited for approval" + (f"; {row.summary}" if row.summary else "")
         bars.append(bar)
-    status = "paused" if paused else values.get("status") or "running"
+    # as `threads` says it: a run whose last checkpoint still has work to do was cut short
+    status = "paused" if paused else "unfinished" if rows[-1].next else values.get("status")
+    status = status or "running"
     if paused:
         last = rows[-1]
         waiting = last.summary.split("waiting for approval: ", 1)[-1]

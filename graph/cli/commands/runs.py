@@ -185,7 +185,7 @@ def _run_thread(
 
         opened = open_thread(run, thread_id, as_json, on_thread, ctx, unsaved=unsaved)
         values, paused = run_turns(opened, thread_id, unsaved)
-        report(values, thread_id, paused, as_json, url)
+        report(values, thread_id, paused, as_json, url, typed=run.schema is not None)
 
     run_command(body)
 
