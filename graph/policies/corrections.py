@@ -49,6 +49,7 @@ class Corrections(LoopPolicy):
 def correction(request: ModelRequest, error: str) -> list[BaseMessage]:
     """What the model is told: one error result per broken native call (each call gets its
     answer), else one note in the protocol's own words."""
+    error = one_line(error, limit=600)  # a library's message: no troubleshooting link
     stored = (request.state or {}).get("messages") or []
     step = next((x for x in reversed(stored) if isinstance(x, AIMessage)), None)
     protocol = (request.state or {}).get("run", {}).get("protocol") or "native"

@@ -158,3 +158,33 @@ def test_a_policy_whose_setting_is_off_is_not_in_the_runs_chain() -> None:
     assert RunDeadline not in default and EndpointFallback not in default
     both = chain({"run_timeout": 30, "fallback_models": ["other-model"]})
     assert both[0] is RunDeadline and both[-2:] == [EndpointFallback, Seen]
+
+
+def test_a_broken_native_call_is_corrected_in_one_clean_sentence() -> None:
+    """The parser's message is quoted without LangChain's troubleshooting link and without a
+    doubled stop ("JSON object.. Call a tool")."""
+    error = (
+        "Function tick arguments:\n\n{broken\n\nare not valid JSON. Received JSONDecodeError "
+        "Expecting property name enclosed in double quotes.\nFor troubleshooting, visit: "
+        "https://docs.langchain.com/oss/python/langchain/errors/OUTPUT_PARSING_FAILURE "
+    )
+    broken = AIMessage(
+        "",
+        invalid_tool_calls=[
+            {
+                "name": "tick",
+                "args": "{broken",
+                "id": "c1",
+                "error": error,
+                "type": "invalid_tool_call",
+            }
+        ],
+    )
+    model = ScriptedChatModel([broken, "done"])
+    out = build_graph(model=model, tools=TOOLS, protocol="native").invoke(
+        {"messages": [("user", "go")]}
+    )
+    assert out["answer"] == "done"
+    [told] = [x for x in model.requests[1].messages if isinstance(x, ToolMessage)]
+    assert "troubleshooting" not in told.text and ".." not in told.text, told.text
+    assert "are not valid JSON" in told.text
