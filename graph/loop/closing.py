@@ -110,9 +110,9 @@ def _notice(
             "progress. Rephrase the question or try another model."
         )
     if status == "timeout":
-        started = run.get("started_at") or time.time()
+        took = time.time() - (run.get("started_at") or time.time())
         return (
-            f"I stopped after {time.time() - started:.0f} s, the run's time limit "
+            f"I stopped after {took:.{1 if took < 10 else 0}f} s, the run's time limit "
             f"(run_timeout={ctx.run_timeout:g} s), with {done} step(s) done and no final answer; "
             "the steps so far are in the trace. Ask a narrower question or raise "
             "REACT_AGENT_RUN_TIMEOUT."
