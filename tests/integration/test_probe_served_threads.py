@@ -90,7 +90,13 @@ from tests.support.langgraph_dev import (
     repo_config,
     report_failures,
 )
-from tests.support.openai_server import HTTPError, Reply, ScriptedOpenAIServer, ToolCall
+from tests.support.openai_server import (
+    HTTPError,
+    Reply,
+    ScriptedOpenAIServer,
+    ToolCall,
+    conversation_problem,
+)
 from tests.support.sentences import assert_one_sentence
 
 pytestmark = [
@@ -150,27 +156,6 @@ def _text(content: Any) -> str:
     if isinstance(content, list):  # content blocks, as Agent Chat UI sends a question
         return " ".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
     return str(content or "")
-
-
-def conversation_problem(messages: list[dict[str, Any]]) -> str | None:
-    """What OpenAI's chat API refuses: a call with no result right after its step, a result
-    with no call right before it, a system message anywhere but first."""
-    waiting: set[str] = set()
-    for at, message in enumerate(messages):
-        role = message.get("role")
-        if role == "system" and at != 0:
-            return f"a system message at {at}"
-        if role == "tool":
-            call = message.get("tool_call_id")
-            if call not in waiting:
-                return f"a result for {call!r} with no call right before it (at {at})"
-            waiting.discard(call)
-            continue
-        if waiting:
-            return f"calls {sorted(waiting)} have no result before message {at} ({role})"
-        if role == "assistant":
-            waiting = {c["id"] for c in message.get("tool_calls") or []}
-    return f"calls {sorted(waiting)} have no result at the end" if waiting else None
 
 
 def brain(body: dict[str, Any]) -> Reply | HTTPError:

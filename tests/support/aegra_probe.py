@@ -23,7 +23,7 @@ from typing import Any
 from unittest import mock
 
 from tests.support import aegra as aegra_support
-from tests.support.openai_server import HTTPError, Reply, ToolCall
+from tests.support.openai_server import HTTPError, Reply, ToolCall, conversation_problem
 
 GRAPHS = Path(__file__).resolve().parent / "aegra_probe_graphs.py"
 EXTRA_GRAPHS = {"per_call": f"{GRAPHS}:per_call"}
@@ -35,27 +35,6 @@ def text_of(content: Any) -> str:
     if isinstance(content, list):  # content blocks, as Agent Chat UI sends a question
         return " ".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
     return str(content or "")
-
-
-def conversation_problem(messages: list[dict[str, Any]]) -> str | None:
-    """What OpenAI's chat API refuses: a call with no result right after its step, a result
-    with no call right before it, a system message anywhere but first."""
-    waiting: set[str] = set()
-    for at, message in enumerate(messages):
-        role = message.get("role")
-        if role == "system" and at != 0:
-            return f"a system message at {at}"
-        if role == "tool":
-            call = message.get("tool_call_id")
-            if call not in waiting:
-                return f"a result for {call!r} with no call right before it (at {at})"
-            waiting.discard(call)
-            continue
-        if waiting:
-            return f"calls {sorted(waiting)} have no result before message {at} ({role})"
-        if role == "assistant":
-            waiting = {c["id"] for c in message.get("tool_calls") or []}
-    return f"calls {sorted(waiting)} have no result at the end" if waiting else None
 
 
 def brain(body: dict[str, Any]) -> Reply | HTTPError:

@@ -198,6 +198,28 @@ class RecordedRequest:
 # --------------------------------------------------------------------------- helpers
 
 
+def conversation_problem(messages: list[dict[str, Any]]) -> str | None:
+    """What OpenAI's chat API refuses in a request's messages, or None: a call with no result
+    right after its step, a result with no call right before it, a system message anywhere
+    but first (a scripted endpoint answers such a request with HTTP 400, as OpenAI does)."""
+    waiting: set[str] = set()
+    for at, message in enumerate(messages):
+        role = message.get("role")
+        if role == "system" and at != 0:
+            return f"a system message at {at}"
+        if role == "tool":
+            call = message.get("tool_call_id")
+            if call not in waiting:
+                return f"a result for {call!r} with no call right before it (at {at})"
+            waiting.discard(call)
+            continue
+        if waiting:
+            return f"calls {sorted(waiting)} have no result before message {at} ({role})"
+        if role == "assistant":
+            waiting = {c["id"] for c in message.get("tool_calls") or []}
+    return f"calls {sorted(waiting)} have no result at the end" if waiting else None
+
+
 def _error_body(message: str, type_: str, code: str | None) -> dict[str, Any]:
     return {"error": {"message": message, "type": type_, "param": None, "code": code}}
 
