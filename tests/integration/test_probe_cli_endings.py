@@ -170,10 +170,16 @@ def boom(_protocol: str) -> list[Any]:
     return [HTTPError(500, f"upstream overloaded for key {KEY}", type="server_error")]
 
 
+HELD: list[socket.socket] = []  # bound, never listening: refused, and no server can take it
+
+
 def closed_port() -> str:
-    with socket.socket() as probe:  # a port nothing listens on once it is closed
-        probe.bind(("127.0.0.1", 0))
-        return f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    """An endpoint that refuses connections for the whole module: the port stays bound (so a
+    server another scenario starts cannot land on it) and never listens."""
+    held = socket.socket()
+    held.bind(("127.0.0.1", 0))
+    HELD.append(held)
+    return f"http://127.0.0.1:{held.getsockname()[1]}/v1"
 
 
 # Each protocol's endings, in the order they run on one thread: each ending's question is the
