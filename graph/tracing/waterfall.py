@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from graph import messages as m
-from graph.persistence.history import HistoryRow, excerpt, show_input
+from graph.persistence.history import CLOSING, HistoryRow, excerpt, show_input
 
 WIDTH = 32  # characters of the waterfall column
 PAUSE = "review"
@@ -187,7 +187,7 @@ def timeline(
 
 def _is_step(message: Any) -> bool:
     """A reply think stored (a step, an answer), not the error or limit notice finish wrote."""
-    return (message.response_metadata or {}).get(m.MARK) not in ("error", "limit")
+    return (message.response_metadata or {}).get(m.MARK) not in CLOSING
 
 
 def _tool(call: dict[str, Any], result: Any) -> dict[str, Any]:
