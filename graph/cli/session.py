@@ -258,9 +258,24 @@ def interrupted(thread_id: str, unsaved: Unsaved) -> str:
     return f"Interrupted. The run is saved; continue it with: {resume_command(thread_id)}"
 
 
-def run_turns(coro: Coroutine[Any, Any, T], thread_id: str, unsaved: Unsaved) -> T:
+def interrupted_summary(thread_id: str, unsaved: Unsaved) -> dict[str, Any]:
+    """What `--json` prints on Ctrl-C: a script reading stdout gets an object there too, with
+    the thread and, when the run was saved, the command that continues it."""
+    saved = not unsaved.question
+    return {
+        "thread_id": thread_id,
+        "status": "interrupted",
+        "saved": saved,
+        "resume": resume_command(thread_id) if saved else None,
+        "error": interrupted(thread_id, unsaved),
+    }
+
+
+def run_turns(
+    coro: Coroutine[Any, Any, T], thread_id: str, unsaved: Unsaved, *, as_json: bool = False
+) -> T:
     """Run the agent; on Ctrl-C say how to resume (or, per `unsaved`, that the new question
-    was not kept) and leave at once.
+    was not kept) and leave at once; with `as_json`, the same as a JSON object on stdout.
 
     Every finished step is already checkpointed (durability "sync"). A tool still running in a
     worker thread cannot be cancelled, and waiting for it would make Ctrl-C hang, so the process
@@ -272,6 +287,8 @@ def run_turns(coro: Coroutine[Any, Any, T], thread_id: str, unsaved: Unsaved) ->
     except KeyboardInterrupt:
         sys.stderr.write("\n")
         say(interrupted(thread_id, unsaved))
+        if as_json:
+            sys.stdout.write(json_text(interrupted_summary(thread_id, unsaved), indent=2) + "\n")
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(130)

@@ -143,19 +143,21 @@ def _row(read: _Read, parent: _Read | None, seen: set[str]) -> HistoryRow:
         ran = {task.id for task in parent.snapshot.tasks}
         node = ",".join(sorted({task.name for task in parent.snapshot.tasks})) or "-"
         ours = (lambda task_id: task_id not in ran) if source == "update" else ran.__contains__
-        fresh = _messages(w for w in parent.item.pending_writes or () if ours(w[0]))
+        writes = () if source == "fork" else parent.item.pending_writes or ()  # the old branch's
+        fresh = _messages(w for w in writes if ours(w[0]))
         fresh = [x for x in fresh if not x.id or not seen.intersection(_said(x))]
         for x in fresh:
             seen.update({x.id} if x.id else _said(x))
-    if source in ("input", "update"):
+    if source in ("input", "update", "fork"):
         node = str(source)
     snapshot = read.snapshot
     values = snapshot.values or {}
-    summary = (
-        "new input"
-        if node == "input"
-        else describe_changes(node, fresh, values, before, snapshot.interrupts)
-    )
+    if node == "input":
+        summary = "new input"
+    elif node == "fork":  # a copy of its parent that a resume or replay runs on from
+        summary = "fork: the run goes on from here; the earlier branch stays in the history"
+    else:
+        summary = describe_changes(node, fresh, values, before, snapshot.interrupts)
     for message in fresh:  # a result of a call that ran again after a crash says so
         if mark := ran_again(message):
             summary += f"; {getattr(message, 'name', None) or 'tool'}{mark}"

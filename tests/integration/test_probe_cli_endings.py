@@ -43,7 +43,8 @@ event carries the notice beside a best answer and the CLI prints it as a note
 described, by id or, for a question written without one, by its text
 (`graph/persistence/timeline.py`); trace says `unfinished` where the run's last checkpoint has
 work left, as threads does (`graph/tracing/waterfall.py`); `--json` of a `--schema` run always
-has `structured_response` (`graph/cli/session.py`).
+has `structured_response` (`graph/cli/session.py`); `--json` printed nothing on Ctrl-C and now
+prints the thread, `"status": "interrupted"` and the resume command (`graph/cli/session.py`).
 
 What held: the documented exit status for every ending (0, 1, 3, 4, 130); one `error:` sentence
 on stderr for an error and none otherwise; under `--json` one document with the same six keys
@@ -53,7 +54,7 @@ outage (the model asked once) and refuses a finished run in one sentence (exit 2
 took exactly its scripted replies, and every next question was answered on a conversation the
 endpoint accepted, under both protocols and both stores; an edit or a rejection given to
 `resume` in a new process runs the edited input or nothing; Ctrl-C prints only the resume
-sentence (exit 130, stdout empty) and the cut call is reported to the model on the next question.
+sentence (exit 130) and the cut call is reported to the model on the next question.
 """
 
 from __future__ import annotations
@@ -558,11 +559,19 @@ def test_a_best_answer_at_the_step_limit_says_the_limit_was_reached(
 def test_ctrl_c_during_a_tool_then_the_thread_goes_on(benches: dict[str, Any], store: str) -> None:
     bench = bench_of(benches, f"ctrl_c_{store}")
     done = bench.runs["ending"]
-    assert done.returncode == 130 and done.stdout == ""
-    assert done.stderr.strip() == (
+    sentence = (
         f"Interrupted. The run is saved; continue it with: react-agent resume --thread "
         f"{bench.thread}"
     )
+    assert done.returncode == 130 and done.stderr.strip() == sentence
+    # --json: a script reading stdout gets one object there too
+    assert json.loads(done.stdout) == {
+        "thread_id": bench.thread,
+        "status": "interrupted",
+        "saved": True,
+        "resume": f"react-agent resume --thread {bench.thread}",
+        "error": sentence,
+    }
     assert bench.thread_status() == "unfinished"
     assert bench.history()[-1]["next"] == ["act"]
     again = bench.runs["again"]

@@ -184,7 +184,7 @@ def _run_thread(
             return await go(session, thread_id)
 
         opened = open_thread(run, thread_id, as_json, on_thread, ctx, unsaved=unsaved)
-        values, paused = run_turns(opened, thread_id, unsaved)
+        values, paused = run_turns(opened, thread_id, unsaved, as_json=as_json)
         report(values, thread_id, paused, as_json, url, typed=run.schema is not None)
 
     run_command(body)
