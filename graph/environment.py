@@ -48,7 +48,8 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
     EnvVar("REACT_AGENT_CHECKPOINTER", "sqlite (state folder)",
            "memory, sqlite:///file.sqlite or postgresql://..."),
     EnvVar("REACT_AGENT_STATE_DIR", "$XDG_STATE_HOME/react-agent",
-           "Folder for the default SQLite store and lock files."),
+           "Folder for the agent's private files: the default SQLite store, lock files, the "
+           "approval key, the call ledger, the knowledge index."),
     EnvVar("REACT_AGENT_LOCAL", "on", "off: never fall back to the embedded model."),
     EnvVar("REACT_AGENT_GGUF", "the packaged model", "A GGUF file for the embedded model."),
     EnvVar("REACT_AGENT_LOCAL_TIMES", "", "1: the embedded model prints on stderr what each "

@@ -11,22 +11,36 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from langchain_core.callbacks import UsageMetadataCallbackHandler
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.outputs import LLMResult
 from langchain_core.tracers.context import register_configure_hook
 
 KEYS = ("input_tokens", "output_tokens", "total_tokens")
 
 
-class InlineUsageHandler(UsageMetadataCallbackHandler):
-    """LangChain's usage handler, run inline. In an async run a handler that is not sends
-    each callback event of each model call to a worker thread."""
+class InlineUsageHandler(BaseCallbackHandler):
+    """The usage of each chat model call that ends, as LangChain's `UsageMetadataCallbackHandler`
+    reads it (the first generation's `usage_metadata`), but counted whether or not the reply
+    names its model: that handler skips a reply without `model_name`, which many
+    OpenAI-compatible servers and wrappers leave out. Run inline: in an async run a handler
+    that is not sends each callback event of each model call to a worker thread."""
 
     run_inline = True
 
+    def __init__(self) -> None:
+        self.usage: list[Mapping[str, Any]] = []
+
     def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
-        """Nothing to do when a call starts (usage is read when it ends). LangChain's handlers
-        leave this out, and then a chat model call turns every message of the request into
-        text for `on_llm_start`: the whole conversation again, at every step."""
+        """Nothing to do when a call starts (usage is read when it ends). Without it a chat
+        model call turns every message of the request into text for `on_llm_start`: the whole
+        conversation again, at every step."""
+
+    def on_llm_end(self, response: LLMResult, **kwargs: Any) -> None:
+        first = response.generations[0][:1] if response.generations else []
+        message = getattr(first[0], "message", None) if first else None
+        usage = getattr(message, "usage_metadata", None)
+        if usage:
+            self.usage.append(usage)  # list.append is atomic: no lock for parallel calls
 
 
 # One variable, registered once. `get_usage_metadata_callback()` registers a new configure
@@ -56,7 +70,7 @@ def counted() -> Iterator[dict[str, int]]:
         yield totals
     finally:
         _CURRENT.reset(token)
-        totals.update(added(*handler.usage_metadata.values()))
+        totals.update(added(*handler.usage))
 
 
 def with_tokens(state: Any, update: dict[str, Any], tokens: dict[str, int]) -> dict[str, Any]:

@@ -247,35 +247,24 @@ def report(
     raise Stop("", EXIT.get(status, 1))
 
 
-def interrupted(thread_id: str, unsaved: Unsaved) -> str:
-    """What Ctrl-C leaves: the run saved to resume, or a question not saved yet (the model was
-    still starting), which only asking again brings back."""
+def interrupted(thread_id: str, unsaved: Unsaved, url: str) -> tuple[str, bool]:
+    """What Ctrl-C leaves, and whether it can be resumed: the run saved, a question not saved
+    yet (the model was still starting), or a memory store, which keeps nothing once we exit."""
+    if url == "memory":
+        return "Interrupted. The memory store ends with this command: nothing was kept.", False
     if unsaved.question:
         return (
             "Interrupted before the question was saved (the model was still starting): nothing "
             "of it was kept, so ask it again."
-        )
-    return f"Interrupted. The run is saved; continue it with: {resume_command(thread_id)}"
-
-
-def interrupted_summary(thread_id: str, unsaved: Unsaved) -> dict[str, Any]:
-    """What `--json` prints on Ctrl-C: a script reading stdout gets an object there too, with
-    the thread and, when the run was saved, the command that continues it."""
-    saved = not unsaved.question
-    return {
-        "thread_id": thread_id,
-        "status": "interrupted",
-        "saved": saved,
-        "resume": resume_command(thread_id) if saved else None,
-        "error": interrupted(thread_id, unsaved),
-    }
+        ), False
+    return f"Interrupted. The run is saved; continue it with: {resume_command(thread_id)}", True
 
 
 def run_turns(
-    coro: Coroutine[Any, Any, T], thread_id: str, unsaved: Unsaved, *, as_json: bool = False
+    coro: Coroutine[Any, Any, T], thread_id: str, unsaved: Unsaved, url: str, as_json: bool = False
 ) -> T:
-    """Run the agent; on Ctrl-C say how to resume (or, per `unsaved`, that the new question
-    was not kept) and leave at once; with `as_json`, the same as a JSON object on stdout.
+    """Run the agent; on Ctrl-C say how to resume (or that nothing was kept) and leave at once;
+    with `as_json`, stdout gets it too, as an object (status `interrupted`, the resume command).
 
     Every finished step is already checkpointed (durability "sync"). A tool still running in a
     worker thread cannot be cancelled, and waiting for it would make Ctrl-C hang, so the process
@@ -286,9 +275,13 @@ def run_turns(
         result = loop.run_until_complete(coro)
     except KeyboardInterrupt:
         sys.stderr.write("\n")
-        say(interrupted(thread_id, unsaved))
+        sentence, saved = interrupted(thread_id, unsaved, url)
+        say(sentence)
         if as_json:
-            sys.stdout.write(json_text(interrupted_summary(thread_id, unsaved), indent=2) + "\n")
+            resume = resume_command(thread_id) if saved else None
+            summary = {"thread_id": thread_id, "status": "interrupted", "saved": saved}
+            summary |= {"resume": resume, "error": sentence}
+            sys.stdout.write(json_text(summary, indent=2) + "\n")
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(130)

@@ -13,6 +13,8 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from graph import messages as m
 from graph.policies.repeat_guard import STUCK_AFTER
+from graph.policies.run_deadline import clock_start
+from graph.protocols.native import answer_text
 from graph.settings import AgentContext
 from graph.state import run_status
 from graph.steps import derive_steps, run_messages, steps_taken
@@ -70,7 +72,7 @@ def _answer(in_run: list[BaseMessage]) -> str | None:
     caller reads and the CLI prints). None where the final reply is an output tool's call
     (`ToolStrategy`): think's answer, its arguments, stands."""
     final = next((x for x in reversed(in_run) if isinstance(x, AIMessage)), None)
-    return final.text if final is not None and not final.tool_calls else None
+    return answer_text(final) if final is not None and not final.tool_calls else None
 
 
 def _notice(
@@ -110,7 +112,8 @@ def _notice(
             "progress. Rephrase the question or try another model."
         )
     if status == "timeout":
-        took = time.time() - (run.get("started_at") or time.time())
+        # from when the clock last started: a resumed run is not charged for its pause
+        took = time.time() - (clock_start(run) or time.time())
         return (
             f"I stopped after {took:.{1 if took < 10 else 0}f} s, the run's time limit "
             f"(run_timeout={ctx.run_timeout:g} s), with {done} step(s) done and no final answer; "

@@ -53,6 +53,7 @@ class Plan:
     local: bool = False
     done: bool = False
     known_ids: frozenset[str] = frozenset()
+    view: list[BaseMessage] = field(default_factory=list)  # the thread as this step sees it
     steps: int = 0  # steps the model already took in this run
     conversation_size: int = 0  # the request's messages as built (an append in place shows)
     given_model: Any = None  # the model object build_graph was given, if any (its failures)
@@ -98,6 +99,7 @@ def prepare(b: Bindings, state: AgentState, started: frozenset[str] = frozenset(
     plan.protocol, plan.tools, plan.local = chosen, tools, local
     plan.conversation_size = len(messages)
     plan.known_ids = frozenset(map(ID_OF, view)) - _NO_ID  # read in C: every step, every message
+    plan.view = view
     plan.steps = steps_taken(view, run)
     plan.quotes = b.quotes(ctx, chosen, local, view, run.get("question_id"))
     plan.runnable = b.bound(ctx, chosen, tools, local, plan.quotes)

@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from langchain.agents.middleware import ModelRequest, ModelResponse
-from langchain_core.messages import AIMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import BaseTool
 
@@ -25,6 +25,7 @@ from graph.loop.bindings import Bindings
 from graph.loop.plan import Plan, bounds
 from graph.models.call import acall_model, call_model
 from graph.policies.structured_answer import StructuredAnswer
+from graph.protocols.native import answer_text
 from graph.protocols.text.chat_model import TextReAct
 from graph.protocols.text.prompts import READ, step_as_text, step_digest
 from graph.protocols.text.replies import read_text_reply
@@ -141,12 +142,14 @@ def read_reply(plan: Plan, reply: AIMessage, request: ModelRequest) -> AIMessage
     if plan.protocol == "text":  # what later requests send back for this step: never cut text
         meta[m.RAW] = decision.read or reply.text.strip()
     if isinstance(decision, protocols.Answer):
-        if plan.protocol == "native" and decision.text != reply.text:
+        # stored as returned (a provider's blocks go back to it unchanged), unless the answer
+        # came with a text protocol label (`Final Answer:`), which the answer is without
+        if plan.protocol == "native" and decision.text != answer_text(reply):
             reply = reply.model_copy(update={"content": decision.text})
         meta.update({m.MARK: "answer", m.THOUGHT: decision.thought})
         return _stored(reply, plan, decision.text, [], meta)
     if isinstance(decision, protocols.Act):
-        calls = _fitted(decision.calls, plan.tools)
+        calls = _own_ids(_fitted(decision.calls, plan.tools), plan.view)
         meta[m.STEP] = plan.steps + 1  # numbered here, in the one copy (think checks it)
         if decision.note:
             meta[m.NOTE] = decision.note
@@ -155,6 +158,20 @@ def read_reply(plan: Plan, reply: AIMessage, request: ModelRequest) -> AIMessage
     meta.update({m.MARK: "invalid", m.ERROR: decision.error, m.STEP: plan.steps + 1})
     content = reply.text if plan.protocol == "native" else meta[m.RAW]
     return _stored(reply, plan, content, None, meta)
+
+
+def _own_ids(calls: list[dict[str, Any]], view: list[BaseMessage]) -> list[dict[str, Any]]:
+    """Each call under an id no other call of the thread has: some OpenAI-compatible servers
+    number the calls of each reply (`call_0` at every step) or give two calls of one reply one
+    id, and a result is paired with its call by id (in the requests, the trace and act)."""
+    taken = {x.tool_call_id for x in view if isinstance(x, ToolMessage)}
+    own = []
+    for call in calls:
+        if call["id"] in taken:
+            call = {**call, "id": m.new_call_id()}
+        taken.add(call["id"])
+        own.append(call)
+    return own
 
 
 def _stored(

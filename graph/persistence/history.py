@@ -8,8 +8,8 @@ types, not on the loop's bookkeeping, so old threads keep reading well as the gr
 `graph.persistence.timeline.aiter_history` streams a thread's rows without rebuilding any
 state, describing each checkpoint with `describe_changes`.
 
-Nothing here imports LangChain or LangGraph (messages are read through their public
-attributes), so `react-agent` loads this module cheaply.
+Messages are read through their public attributes alone, so old threads and other agents'
+threads read the same way.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ from langchain_core.messages import AIMessage
 
 from graph.messages import new_call_id
 from graph.protocols.decisions import Act, Answer, Decision, Invalid
+from graph.protocols.text.labels import without_reasoning
 from graph.protocols.text.reader import parse_react
 
 DEFAULT_INSTRUCTIONS = (
@@ -35,9 +36,17 @@ def decide_native(reply: AIMessage) -> Decision:
     if reply.invalid_tool_calls:
         error = "; ".join(broken_call_error(bad) for bad in reply.invalid_tool_calls)
         return Invalid(error=error, thought=thought)
-    if thought:
-        return Answer(text=_without_label(thought))
+    answer = answer_text(reply)
+    if answer:
+        return Answer(text=_without_label(answer))
+    if thought:  # reasoning alone
+        return Invalid(error="the reply holds only reasoning: write the answer after it")
     return Invalid(error="the reply was empty (no text and no tool call)")
+
+
+def answer_text(reply: AIMessage) -> str:
+    """A reply's text as an answer: without reasoning a model wrote into it (`<think>`)."""
+    return without_reasoning(reply.text).strip()
 
 
 def broken_call_error(bad: dict) -> str:

@@ -484,8 +484,10 @@ def test_two_calls_with_one_id_in_a_step_run_only_what_was_decided(
     second: str, decisions: list[dict[str, Any]], allowed: set[str]
 ) -> None:
     """A step with two gated calls under one id: whatever the decisions, nothing runs that no
-    decision named, and no call runs twice on the one seal the id can hold (a re-ask is
-    answered with reject)."""
+    decision named, and no call runs more often than decisions approved it (a re-ask is
+    answered with reject). The stored step gives the second call an id of its own
+    (`graph/loop/request.py:_own_ids`), so each decision binds its own call: twins both
+    approved run twice, as two approvals of two calls say."""
     step = calls(
         tool_call("transfer", {"to": "alice"}, id="x"),
         tool_call("transfer", {"to": second}, id="x"),
@@ -496,7 +498,6 @@ def test_two_calls_with_one_id_in_a_step_run_only_what_was_decided(
     while paused(out):
         out = agent.invoke(Command(resume=REJECT), cfg())
     assert set(ran) <= allowed
-    assert len(ran) == len(set(ran))
     approved = sum(d["type"] in ("approve", "edit") for d in decisions)
     assert len(ran) <= approved
 

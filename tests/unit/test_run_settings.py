@@ -229,3 +229,51 @@ def test_a_thread_written_by_the_first_release_goes_on(tmp_path) -> None:
         assert [s["kind"] for s in steps_of(before)][-1] == "answer"
         out = agent.invoke({"messages": [("user", "q2")]}, config)
     assert (out["status"], out["answer"]) == ("answered", "second")
+
+
+def test_the_timeout_notice_counts_from_the_resume(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An hour paused for approval is not charged to the run (its clock starts again at the
+    resume), and the stop notice says the time the run was charged, not the hour."""
+    from langchain_core.tools import tool
+    from langgraph.types import Command
+
+    from graph.loop import closing, plan, turn
+    from graph.policies import run_deadline
+
+    class Clock:
+        offset = 0.0
+
+        def time(self) -> float:
+            return time.time() + self.offset
+
+    clock = Clock()
+    for module in (closing, plan, turn, run_deadline):
+        monkeypatch.setattr(module, "time", clock)
+
+    @tool
+    def publish(text: str) -> str:
+        """Publishes the text."""
+        return f"published {text}"
+
+    @tool
+    def slow(text: str) -> str:
+        """Takes a minute and a half."""
+        clock.offset += 90
+        return f"slow {text}"
+
+    script = [action("native", "publish", {"text": "a"}), action("native", "slow", {"text": "b"})]
+    model = ScriptedChatModel([*script, answer("native", "never")])
+    agent = build_graph(
+        model=model,
+        tools=[publish, slow],
+        protocol="native",
+        approve=["publish"],
+        run_timeout=60,
+        checkpointer=InMemorySaver(),
+    )
+    config = {"configurable": {"thread_id": "paused"}}
+    assert agent.invoke({"messages": [("user", "go")]}, config)["__interrupt__"]
+    clock.offset += 3600  # the person answers an hour later
+    out = agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
+    assert out["status"] == "timeout"
+    assert out["answer"].startswith("I stopped after 90 s"), out["answer"]

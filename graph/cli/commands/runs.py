@@ -82,7 +82,7 @@ def chat(thread: o.Thread = None, *, run: o.RunOptions) -> None:
 
         unsaved = Unsaved()  # this command's: each new line is unsaved until the graph takes it
         opened = open_thread(run, thread_id, False, conversation, ctx, unsaved=unsaved)
-        if run_turns(opened, thread_id, unsaved):
+        if run_turns(opened, thread_id, unsaved, url):
             say(pause_notice(thread_id, url))
             raise o.Stop("", o.EXIT["paused"])
         say(closing_line(thread_id, url, "chat"))
@@ -184,7 +184,7 @@ def _run_thread(
             return await go(session, thread_id)
 
         opened = open_thread(run, thread_id, as_json, on_thread, ctx, unsaved=unsaved)
-        values, paused = run_turns(opened, thread_id, unsaved, as_json=as_json)
+        values, paused = run_turns(opened, thread_id, unsaved, url, as_json)
         report(values, thread_id, paused, as_json, url, typed=run.schema is not None)
 
     run_command(body)

@@ -141,13 +141,23 @@ _TRAILING_OBSERVATION = re.compile(
 
 
 def normalize(text: str) -> str:
-    """Unix newlines, no reasoning, no `PAUSE` lines, no half-written `Observation` tail.
+    """Unix newlines, no reasoning (`without_reasoning`), no `PAUSE` lines, no half-written
+    `Observation` tail."""
+    text = without_reasoning(text.replace("\r\n", "\n").replace("\r", "\n").removeprefix("\ufeff"))
+    if "PAUSE" in text:
+        text = _PAUSE_LINE.sub("", text)
+    text = text.rstrip()
+    last = text.rfind("\n")
+    if last != -1 and _TRAILING_OBSERVATION.fullmatch(text, last + 1):
+        text = text[:last]
+    return text
 
-    Reasoning is dropped: `<think>...</think>` blocks that open the reply, and everything up to
-    a `</think>` that ends its line (servers that strip the opening tag send only the closing
-    one). A tag inside a line (`{"q": "</think>"}`) is text. A `<think>` that opens the reply
-    and never closes loses only its tag: see `unclosed_reasoning`."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n").removeprefix("\ufeff")
+
+def without_reasoning(text: str) -> str:
+    """`text` without the reasoning that opens it (native answers use it too): `<think>` blocks
+    that open the reply, and all up to a `</think>` that ends its line (servers that strip the
+    opening tag send only the closing one). A tag inside a line (`{"q": "</think>"}`) is text.
+    A `<think>` that opens the reply and never closes loses only its tag (`unclosed_reasoning`)."""
     if "<" in text:
         for _ in range(32):  # a reply opening with more blocks than that is degenerate
             opening = _THINK_OPEN.match(text)
@@ -159,12 +169,6 @@ def normalize(text: str) -> str:
                 break
         if "</" in text and (last := _THINK_LAST_CLOSE.match(text)) is not None:
             text = text[last.end() :]
-    if "PAUSE" in text:
-        text = _PAUSE_LINE.sub("", text)
-    text = text.rstrip()
-    last = text.rfind("\n")
-    if last != -1 and _TRAILING_OBSERVATION.fullmatch(text, last + 1):
-        text = text[:last]
     return text
 
 
