@@ -90,6 +90,21 @@ def sqlite_lock(url: str, thread_id: str) -> Iterator[None]:
     finally:
         _ofd_lock(fd, fcntl.F_UNLCK, offset)
         _IDLE.setdefault(key, []).append(fd)
+        _close_deleted()
+
+
+def _close_deleted() -> None:
+    """Close the kept descriptors of store files that were deleted: no other process can open
+    such a file, so no lock on it matters, and a kept descriptor would hold its disk space for
+    the process's life (a server that makes and deletes a store per test or per tenant)."""
+    for key, fds in list(_IDLE.items()):
+        kept = [fd for fd in fds if os.fstat(fd).st_nlink]
+        for fd in set(fds) - set(kept):
+            os.close(fd)
+        if kept:
+            _IDLE[key] = kept
+        else:
+            del _IDLE[key]
 
 
 def _idle_descriptor(key: tuple[int, int], path: Path) -> int:

@@ -11,8 +11,8 @@ Two kinds of record, per thread (namespace `("react_agent", "calls", <thread id>
 * `decision/<id>`: an approval decision that was used. A gated call runs only by claiming its
   decision; a decision already claimed (the call ran, or started and was cut short by a crash)
   makes act ask the person again.
-* `attempt/<task id>/<call id>`: how many times this task started the call and how many of
-  those finished, written before the tool runs (so a crash leaves it behind) and after. A task
+* `attempt/<task id>/<call id>`: how many times this task started the call, written before
+  the tool runs (so a crash leaves it behind) and deleted when the call ends. A task
   that runs again after a crash (`react-agent resume`, or any engine re-running the run from
   its last checkpoint: LangGraph gives the task the same id) finds its earlier attempts and
   marks the call as a re-run. A new question after a run cut short mid-call (a server's
@@ -95,10 +95,12 @@ class Ledger:
         return await _arun(self.store, self._start(task_id, call_id))
 
     def finish(self, attempt: Attempt) -> None:
-        _run(self.store, self._put(attempt.key, _counts(attempt, finished=True)))
+        """The call ended: its record goes. Its result is the checkpoint's from here on, and
+        a record kept would only grow the store by one row per call for good."""
+        _run(self.store, self._put(attempt.key, None))
 
     async def afinish(self, attempt: Attempt) -> None:
-        await _arun(self.store, self._put(attempt.key, _counts(attempt, finished=True)))
+        await _arun(self.store, self._put(attempt.key, None))
 
     def started(self, call_ids: list[str]) -> set[str]:
         """Which of these calls some task of the thread started (found by the call's id)."""
@@ -126,7 +128,13 @@ class Ledger:
         value = item.value if item is not None else {}
         started, finished = int(value.get("started", 0)), int(value.get("finished", 0))
         attempt = Attempt(key, max(started - finished, 0), finished, call_id)
-        yield PutOp(self.namespace, key, _counts(attempt, finished=False), index=False)
+        total = attempt.earlier + finished + 1  # `finished`: a record an older version kept
+        yield PutOp(
+            self.namespace,
+            key,
+            {"call": call_id, "started": total, "finished": finished},
+            index=False,
+        )
         return attempt
 
     def _started(self, call_ids: list[str]) -> Plan:
@@ -135,13 +143,6 @@ class Ledger:
             if (yield SearchOp(self.namespace, filter={"call": call_id}, limit=1)):
                 found.add(call_id)
         return found
-
-
-def _counts(attempt: Attempt, *, finished: bool) -> dict[str, Any]:
-    """What the record of `attempt` says once it started (or, `finished`, once it ended)."""
-    total = attempt.earlier + attempt.finished + 1
-    done = total if finished else attempt.finished
-    return {"call": attempt.call, "started": total, "finished": done}
 
 
 def label(thread_id: str) -> str:
