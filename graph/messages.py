@@ -155,3 +155,28 @@ def last_step(messages: Sequence[BaseMessage]) -> tuple[AIMessage | None, list[T
             after = [x for x in messages[index + 1 :] if isinstance(x, ToolMessage)]
             return messages[index], after
     return None, []
+
+
+def readable(message: Any) -> str:
+    """A message's text for a person or a text-reading model, with a note for each block that
+    is not text (an image, a file): `[image/png, 12,345 bytes, not shown]`, never its bytes and
+    never nothing."""
+    content = getattr(message, "content", "")
+    if isinstance(content, str):
+        return content
+    notes = [not_shown(b) for b in content if isinstance(b, dict) and b.get("type") != "text"]
+    return "\n".join(part for part in (message.text, *notes) if part)
+
+
+def shown(message: Any) -> str:
+    """What a person is shown of a message (a history row, a step line, the trace): its text,
+    or, when it has none, what its blocks were (an image-only question or result)."""
+    text = message.text
+    return text if text.strip() else readable(message)
+
+
+def not_shown(block: dict[str, Any]) -> str:
+    """What a block that is not text was, without its bytes."""
+    data = block.get("base64") or block.get("data")
+    size = f", {len(data) * 3 // 4:,} bytes" if isinstance(data, str) and data else ""
+    return f"[{block.get('mime_type') or block.get('type') or 'content'}{size}, not shown]"

@@ -37,7 +37,10 @@ _SECRET_PAIR = re.compile(
 # text has few; `_SECRET_PAIR` alone tries its name pattern at every word of the text, which
 # made redaction cost about 0.3 ms per kB of JSON (a traced run's spans are mostly JSON). Case
 # folded as `_SECRET_PAIR` is (`[a-z]` then takes `ı`, `ſ`, the Kelvin sign, as it does there).
-_NAME_THEN_SEP = re.compile(r"\b[a-zA-Z0-9_\-]+[\"']?\s*[=:]", re.IGNORECASE)
+# It starts only where a run of name characters starts: from inside a run (after a `-`, where
+# `\b` also holds) it would scan to the same end and fail the same way, and a long run with
+# many dashes (unpadded base64url) would be scanned once per dash.
+_NAME_THEN_SEP = re.compile(r"(?<![a-zA-Z0-9_\-])[a-zA-Z0-9_\-]+[\"']?\s*[=:]", re.IGNORECASE)
 _SECRET_WORD = re.compile(_SECRET_WORDS, re.IGNORECASE)
 # What any pattern below needs somewhere in the text: a secret word, a credential scheme, a
 # provider key's dash, a URL's `://`. Text with none of it comes out unchanged, and most text (a
@@ -67,6 +70,8 @@ def _mask_pairs(text: str) -> str:
     done = 0
     for candidate in _NAME_THEN_SEP.finditer(text):
         start = candidate.start()
+        while text[start] == "-":  # a name starts at a word boundary, as `_SECRET_PAIR`'s does
+            start += 1
         if start < done or not _SECRET_WORD.search(text, start, candidate.end()):
             continue
         match = _SECRET_PAIR.match(text, start)

@@ -128,7 +128,7 @@ def _action_entries(
     out: list[Step] = []
     for index, call in enumerate(calls):
         result = results.get(call.get("id") or "")
-        entry = _entry(number, "action", protocol, result.text if result else None)
+        entry = _entry(number, "action", protocol, m.shown(result) if result else None)
         entry.update(
             thought=thought,
             tool=call.get("name"),

@@ -219,7 +219,7 @@ def _observed(
             event = {
                 "event": "observation",
                 "tool": message.name,
-                "text": message.text,
+                "text": m.shown(message),
                 "is_error": message.status == "error",
             }
             rerun = message.response_metadata.get(m.RERUN)

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from graph.messages import shown
 from graph.state import TERMINAL
 
 AGENT_MARK = "react_agent"  # response_metadata key on the agent's own notes to the model
@@ -104,11 +105,8 @@ def _describe(message: Any) -> str:
 
 
 def _text(message: Any) -> str:
-    text = getattr(message, "text", None)
-    if isinstance(text, str):  # a property on current langchain_core (a str subclass)
-        return str(text)
-    content = getattr(message, "content", "")
-    return content if isinstance(content, str) else json.dumps(content, default=str)
+    """The text a row shows: an image-only message's blocks named, never their bytes."""
+    return shown(message)
 
 
 def _paused_calls(value: Any) -> str:

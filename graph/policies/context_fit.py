@@ -44,6 +44,7 @@ from graph.policies.base import Decision, LoopPolicy, ended
 from graph.policies.token_estimates import (
     PER_MESSAGE,
     estimated_tokens,
+    media_tokens,
     most_tokens,
     schema_tokens,
     text_of,
@@ -162,15 +163,26 @@ def shortened(messages: list[BaseMessage], budget: int, least: int) -> list[Base
 
 
 def _cut(message: BaseMessage, tokens: int) -> BaseMessage:
-    """The result within `tokens` (as `estimated_tokens` counts), its cut said at its end."""
-    text = text_of(message)
-    room = max((tokens - PER_MESSAGE - 1) * 3, 0)
+    """The result within `tokens` (as `estimated_tokens` counts), its cut said at its end. Its
+    images (blocks that are not text) stay where they fit beside the note, else one line says
+    they were removed: a model is never sent less without being told."""
+    text, media = text_of(message), media_tokens(message)
+    kept = media + PER_MESSAGE + 1 + CUT_ROOM // 3 <= tokens
+    room = max((tokens - PER_MESSAGE - 1 - (media if kept else CUT_ROOM // 3)) * 3, 0)
     data = text.encode("utf-8")
-    if len(data) <= room:
+    if kept and len(data) <= room:
         return message
-    head = data[: max(room - CUT_ROOM, 0)].decode("utf-8", "ignore")
-    mark = f"\n[{len(text) - len(head):,} more characters cut to fit the context window]"
-    return message.model_copy(update={"content": head + mark, "artifact": None})
+    if len(data) > room:
+        head = data[: max(room - CUT_ROOM, 0)].decode("utf-8", "ignore")
+        text = head + f"\n[{len(text) - len(head):,} more characters cut to fit the context window]"
+    blocks = [b for b in message.content if isinstance(b, dict) and b.get("type") != "text"]
+    content: Any = text
+    if kept and blocks:
+        content = [{"type": "text", "text": text}, *blocks]
+    elif blocks:
+        kinds = ", ".join(sorted({str(b.get("mime_type") or b.get("type")) for b in blocks}))
+        content = f"{text}\n[{len(blocks)} {kinds} block(s) removed to fit the context window]"
+    return message.model_copy(update={"content": content, "artifact": None})
 
 
 def condensed(

@@ -14,6 +14,10 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from graph.lru import LRU
 
 PER_MESSAGE = 6  # role and framing tokens of one message
+# an image, a file or audio, whatever its bytes (no guide): about what a provider charges for an
+# image at full detail (Anthropic ~1,600 for 1.15 megapixels; OpenAI's high detail 765-1,105),
+# on the safe side as the rest (LangChain's own estimate charges 85, OpenAI's low detail)
+PER_MEDIA_BLOCK = 1_600
 
 
 def estimated_tokens(items: Sequence[Any]) -> int:
@@ -24,7 +28,7 @@ def estimated_tokens(items: Sequence[Any]) -> int:
             text = text_of(item)
             if isinstance(item, AIMessage) and item.tool_calls:
                 text += json.dumps(item.tool_calls, ensure_ascii=False, default=str)
-            total += PER_MESSAGE
+            total += PER_MESSAGE + media_tokens(item)
         else:
             text = item if isinstance(item, str) else json.dumps(item, default=str)
         total += len(text.encode("utf-8")) // 3 + 1
@@ -43,7 +47,21 @@ def _bound(message: BaseMessage) -> int:
         # the repr, built in C, instead of encoding JSON at every request: JSON escapes a
         # character of parsed arguments in at most twice the characters repr does
         size += 2 * len(repr(message.tool_calls))
-    return PER_MESSAGE + size * 4 // 3 + 1
+    return PER_MESSAGE + media_tokens(message) + size * 4 // 3 + 1
+
+
+def media_tokens(message: BaseMessage) -> int:
+    """The blocks of a message that are neither text nor reasoning, at `PER_MEDIA_BLOCK`."""
+    content = message.content
+    if isinstance(content, str):
+        return 0
+    return PER_MEDIA_BLOCK * sum(
+        isinstance(b, dict) and b.get("type") not in _WORDS for b in content
+    )
+
+
+# blocks counted by their text (`text_of`), or sent back as words (reasoning, calls)
+_WORDS = frozenset({"text", "reasoning", "thinking", "redacted_thinking", "tool_use", "tool_call"})
 
 
 def text_of(message: BaseMessage) -> str:

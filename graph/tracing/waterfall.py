@@ -197,7 +197,7 @@ def _tool(call: dict[str, Any], result: Any) -> dict[str, Any]:
         "args": call.get("args"),
         "duration_ms": float(meta.get(m.DURATION, 0.0)),
         "error": bool(result is not None and result.status == "error"),
-        "result": result.text if result is not None else None,
+        "result": m.shown(result) if result is not None else None,
     }
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from graph.messages import RAW, is_agent_note, kind_of
+from graph.messages import RAW, is_agent_note, kind_of, readable
 from graph.protocols.native import DEFAULT_INSTRUCTIONS
 from graph.tooling.runner import declares_no_schema
 
@@ -116,25 +116,8 @@ def _as_read(message: BaseMessage) -> BaseMessage:
     if isinstance(message, AIMessage):
         return AIMessage(content=step_as_text(message))
     if isinstance(message, ToolMessage) or kind_of(message) != "wrap_up":
-        return HumanMessage(content=f"{OBSERVATION} {_observed(message)}")
+        return HumanMessage(content=f"{OBSERVATION} {readable(message)}")
     return message  # the wrap-up request is the user's turn, as it is
-
-
-def _observed(message: BaseMessage) -> str:
-    """A result's text, and a note for each block that is not text (an image, a file): a
-    model that reads text is told the block was there, not sent nothing."""
-    content = message.content
-    if isinstance(content, str):
-        return content
-    notes = [_not_shown(b) for b in content if isinstance(b, dict) and b.get("type") != "text"]
-    return "\n".join(part for part in (message.text, *notes) if part)
-
-
-def _not_shown(block: dict[str, Any]) -> str:
-    """`[image/png, 12,345 bytes, not shown]`: what the block was, without its bytes."""
-    data = block.get("base64") or block.get("data")
-    size = f", {len(data) * 3 // 4:,} bytes" if isinstance(data, str) and data else ""
-    return f"[{block.get('mime_type') or block.get('type') or 'content'}{size}, not shown]"
 
 
 def step_as_text(message: AIMessage) -> str:
