@@ -6,7 +6,7 @@ from langchain_core.messages import AIMessage
 
 from graph.messages import new_call_id
 from graph.protocols.decisions import Act, Answer, Decision, Invalid
-from graph.protocols.text.labels import without_reasoning
+from graph.protocols.reasoning import without_reasoning
 from graph.protocols.text.reader import parse_react
 
 DEFAULT_INSTRUCTIONS = (

@@ -45,7 +45,7 @@ fixed:
 The fixes: a native answer is stored as returned unless a text-protocol label was taken off it
 (`graph/loop/request.py:read_reply`); the answer leaves out reasoning that opens the reply
 (`graph/protocols/native.py:answer_text`, the text reader's rule in
-`graph/protocols/text/labels.py:without_reasoning`); usage is counted whether or not the reply
+`graph/protocols/reasoning.py:without_reasoning`); usage is counted whether or not the reply
 names its model (`graph/usage.py`); a call whose id the thread already has gets one of its own
 (`graph/loop/request.py:_own_ids`).
 

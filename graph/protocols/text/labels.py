@@ -30,6 +30,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from graph.protocols.reasoning import without_reasoning
 from graph.protocols.text.fences import FENCE_LINE, Fences
 
 THOUGHT, ACTION, INPUT, FINAL, OBSERVATION = "thought", "action", "input", "final", "observation"
@@ -131,9 +132,6 @@ _MIDLINE = re.compile(
 _COLON = re.compile(r"[:：]")
 _COLON_WINDOWS = 256  # colons whose preceding text is searched one by one
 _WALK_LIMIT = 256  # fences walked one by one before the rest are paired by counting
-_THINK_OPEN = re.compile(r"\s*<(think|thinking)>", re.IGNORECASE)
-# the last closing tag that ends its line: reasoning whose opening tag the server did not send
-_THINK_LAST_CLOSE = re.compile(r"\A.*</(?:think|thinking)>[ \t]*(?:\n|\Z)", re.DOTALL | re.I)
 _PAUSE_LINE = re.compile(r"^[ \t]*PAUSE[ \t]*$\n?", re.MULTILINE)
 _TRAILING_OBSERVATION = re.compile(
     r"[ \t]*(?:\*\*)?obs(?:e(?:r(?:v(?:a(?:t(?:i(?:on?)?)?)?)?)?)?)?(?:\*\*)?[ \t]*", re.I
@@ -151,31 +149,6 @@ def normalize(text: str) -> str:
     if last != -1 and _TRAILING_OBSERVATION.fullmatch(text, last + 1):
         text = text[:last]
     return text
-
-
-def without_reasoning(text: str) -> str:
-    """`text` without the reasoning that opens it (native answers use it too): `<think>` blocks
-    that open the reply, and all up to a `</think>` that ends its line (servers that strip the
-    opening tag send only the closing one). A tag inside a line (`{"q": "</think>"}`) is text.
-    A `<think>` that opens the reply and never closes loses only its tag (`unclosed_reasoning`)."""
-    if "<" in text:
-        for _ in range(32):  # a reply opening with more blocks than that is degenerate
-            opening = _THINK_OPEN.match(text)
-            if opening is None:
-                break
-            closing = re.compile(rf"</{opening.group(1)}>", re.I).search(text, opening.end())
-            text = text[closing.end() if closing else opening.end() :]
-            if closing is None:
-                break
-        if "</" in text and (last := _THINK_LAST_CLOSE.match(text)) is not None:
-            text = text[last.end() :]
-    return text
-
-
-def unclosed_reasoning(raw: str) -> bool:
-    """The reply opens a `<think>` block that never closes (the model ran out of tokens)."""
-    opening = _THINK_OPEN.match(raw)
-    return opening is not None and f"</{opening.group(1).lower()}>" not in raw.lower()
 
 
 def split_midline(text: str) -> str:

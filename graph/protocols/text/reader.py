@@ -55,6 +55,7 @@ from typing import Any
 
 from langchain_core.tools import BaseTool
 
+from graph.protocols.reasoning import unclosed_reasoning
 from graph.protocols.text.actions import (
     NO_TOOL,
     Action,
@@ -73,7 +74,6 @@ from graph.protocols.text.labels import (
     INPUT,
     normalize,
     split_midline,
-    unclosed_reasoning,
 )
 from graph.protocols.text.layout import Layout, cut_reply, read_layout
 from graph.protocols.text.step import ReactStep, call_step, error, final
