@@ -167,7 +167,7 @@ def _cut(message: BaseMessage, tokens: int) -> BaseMessage:
     images (blocks that are not text) stay where they fit beside the note, else one line says
     they were removed: a model is never sent less without being told."""
     text, media = text_of(message), media_tokens(message)
-    kept = media + PER_MESSAGE + 1 + CUT_ROOM // 3 <= tokens
+    kept = not media or media + PER_MESSAGE + 1 + CUT_ROOM // 3 <= tokens
     room = max((tokens - PER_MESSAGE - 1 - (media if kept else CUT_ROOM // 3)) * 3, 0)
     data = text.encode("utf-8")
     if kept and len(data) <= room:
