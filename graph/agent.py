@@ -159,7 +159,7 @@ def build_graph(
     # a Send's payload (ActInput) or, for a step of one call, the state (handed to the tools)
     builder.add_node("act", both(*make_act(b), name="act"))
     builder.add_node("observe", both(make_observe(b), name="observe"))
-    builder.add_node("finish", both(make_finish(b), name="finish"))
+    builder.add_node("finish", make_finish(b))
     hooks = {hook: with_hook(wares, hook) for hook in NODE_HOOKS}
     add_hook_nodes(builder, hooks)
     wire(builder, hooks, b)

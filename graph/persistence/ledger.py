@@ -11,8 +11,10 @@ Two kinds of record, per thread (namespace `("react_agent", "calls", <thread id>
 * `decision/<id>`: an approval decision that was used. A gated call runs only by claiming its
   decision; a decision already claimed (the call ran, or started and was cut short by a crash)
   makes act ask the person again.
-* `attempt/<task id>/<call id>`: how many times this task started the call, written before
-  the tool runs (so a crash leaves it behind) and deleted when the call ends. A task
+* `attempt/<task id>/<call id>`: how many times this task started the call and how many of
+  those finished, written before the tool runs (so a crash leaves it behind) and after; the
+  run's finish deletes the records of its calls whose results the thread holds (`forget`),
+  so only calls cut short stay. A task
   that runs again after a crash (`react-agent resume`, or any engine re-running the run from
   its last checkpoint: LangGraph gives the task the same id) finds its earlier attempts and
   marks the call as a re-run. A new question after a run cut short mid-call (a server's
@@ -95,12 +97,19 @@ class Ledger:
         return await _arun(self.store, self._start(task_id, call_id))
 
     def finish(self, attempt: Attempt) -> None:
-        """The call ended: its record goes. Its result is the checkpoint's from here on, and
-        a record kept would only grow the store by one row per call for good."""
-        _run(self.store, self._put(attempt.key, None))
+        _run(self.store, self._put(attempt.key, _counts(attempt, finished=True)))
 
     async def afinish(self, attempt: Attempt) -> None:
-        await _arun(self.store, self._put(attempt.key, None))
+        await _arun(self.store, self._put(attempt.key, _counts(attempt, finished=True)))
+
+    def forget(self, answered: set[str]) -> None:
+        """Delete the attempt records of these calls: their results are in the thread, so no
+        rerun and no next turn will look for them (kept, they would grow the store by a row
+        per call for good, in the state folder's file even for threads held in memory)."""
+        _run(self.store, self._forget(answered))
+
+    async def aforget(self, answered: set[str]) -> None:
+        await _arun(self.store, self._forget(answered))
 
     def started(self, call_ids: list[str]) -> set[str]:
         """Which of these calls some task of the thread started (found by the call's id)."""
@@ -128,14 +137,14 @@ class Ledger:
         value = item.value if item is not None else {}
         started, finished = int(value.get("started", 0)), int(value.get("finished", 0))
         attempt = Attempt(key, max(started - finished, 0), finished, call_id)
-        total = attempt.earlier + finished + 1  # `finished`: a record an older version kept
-        yield PutOp(
-            self.namespace,
-            key,
-            {"call": call_id, "started": total, "finished": finished},
-            index=False,
-        )
+        yield PutOp(self.namespace, key, _counts(attempt, finished=False), index=False)
         return attempt
+
+    def _forget(self, answered: set[str]) -> Plan:
+        items = yield SearchOp(self.namespace, limit=10_000)
+        for item in items:
+            if item.key.startswith("attempt/") and (item.value or {}).get("call") in answered:
+                yield PutOp(self.namespace, item.key, None, index=False)
 
     def _started(self, call_ids: list[str]) -> Plan:
         found = set()
@@ -143,6 +152,13 @@ class Ledger:
             if (yield SearchOp(self.namespace, filter={"call": call_id}, limit=1)):
                 found.add(call_id)
         return found
+
+
+def _counts(attempt: Attempt, *, finished: bool) -> dict[str, Any]:
+    """What the record of `attempt` says once it started (or, `finished`, once it ended)."""
+    total = attempt.earlier + attempt.finished + 1
+    done = total if finished else attempt.finished
+    return {"call": attempt.call, "started": total, "finished": done}
 
 
 def label(thread_id: str) -> str:

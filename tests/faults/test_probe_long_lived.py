@@ -47,8 +47,11 @@ thread lock):
   (device, inode), and `_idle_descriptor` closes a deleted file's only when that same key is
   locked again, which never happens (graph/persistence/file_locks.py).
 
-Fixed: a finished call's attempt record is deleted (`Ledger.finish`): only calls that started
-and never finished (what a rerun and a cut-short turn look for) and spent decisions stay; each
+Fixed: the run's finish node deletes the attempt records of its calls whose results the thread
+holds (`Ledger.forget`): only calls cut short (what a rerun and a new turn look for) and spent
+decisions stay. (Deleting a record when its call ended was tried first: a call that ended
+while its run was cancelled, its result never saved, was then told to the model as "not run";
+tests/faults/test_probe_concurrency.py caught it.) Each
 lock release closes the kept descriptors of store files deleted since (`_close_deleted`).
 """
 
