@@ -247,17 +247,19 @@ def report(
     raise Stop("", EXIT.get(status, 1))
 
 
-def interrupted(thread_id: str, unsaved: Unsaved, url: str) -> tuple[str, bool]:
-    """What Ctrl-C leaves, and whether it can be resumed: the run saved, a question not saved
-    yet (the model was still starting), or a memory store, which keeps nothing once we exit."""
+def interrupted(thread_id: str, unsaved: Unsaved, url: str) -> tuple[str, str | None]:
+    """What Ctrl-C leaves, and the command that resumes it (None when nothing can be): the run
+    saved, a question not saved yet (the model was still starting), or a memory store, which
+    keeps nothing once we exit."""
     if url == "memory":
-        return "Interrupted. The memory store ends with this command: nothing was kept.", False
+        return "Interrupted. The memory store ends with this command: nothing was kept.", None
     if unsaved.question:
         return (
             "Interrupted before the question was saved (the model was still starting): nothing "
             "of it was kept, so ask it again."
-        ), False
-    return f"Interrupted. The run is saved; continue it with: {resume_command(thread_id)}", True
+        ), None
+    resume = resume_command(thread_id)
+    return f"Interrupted. The run is saved; continue it with: {resume}", resume
 
 
 def run_turns(
@@ -275,11 +277,10 @@ def run_turns(
         result = loop.run_until_complete(coro)
     except KeyboardInterrupt:
         sys.stderr.write("\n")
-        sentence, saved = interrupted(thread_id, unsaved, url)
+        sentence, resume = interrupted(thread_id, unsaved, url)
         say(sentence)
         if as_json:
-            resume = resume_command(thread_id) if saved else None
-            summary = {"thread_id": thread_id, "status": "interrupted", "saved": saved}
+            summary = {"thread_id": thread_id, "status": "interrupted", "saved": resume is not None}
             summary |= {"resume": resume, "error": sentence}
             sys.stdout.write(json_text(summary, indent=2) + "\n")
         sys.stdout.flush()

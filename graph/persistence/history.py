@@ -80,7 +80,7 @@ def describe_changes(
 
 def _describe(message: Any) -> str:
     kind = getattr(message, "type", "")
-    text = _text(message)
+    text = shown(message)
     if kind == "human":
         if (getattr(message, "response_metadata", None) or {}).get(AGENT_MARK):
             return f"note to the model: {excerpt(text, 160)}" if text else ""
@@ -89,10 +89,10 @@ def _describe(message: Any) -> str:
         calls = getattr(message, "tool_calls", None) or []
         thought = f"Thought: {excerpt(text, 120)} " if text and calls else ""
         if calls:
-            shown = ", ".join(
+            listed = ", ".join(
                 f"{c.get('name')}({excerpt(show_input(c.get('args')), 120)})" for c in calls
             )
-            return f"{thought}→ Action: {shown}"
+            return f"{thought}→ Action: {listed}"
         if getattr(message, "invalid_tool_calls", None):
             return "invalid tool call"
         if (getattr(message, "response_metadata", None) or {}).get(AGENT_MARK) in CLOSING:
@@ -102,11 +102,6 @@ def _describe(message: Any) -> str:
         failed = " (error)" if getattr(message, "status", "") == "error" else ""
         return f"{getattr(message, 'name', None) or 'tool'} → {excerpt(text, 160)}{failed}"
     return ""
-
-
-def _text(message: Any) -> str:
-    """The text a row shows: an image-only message's blocks named, never their bytes."""
-    return shown(message)
 
 
 def _paused_calls(value: Any) -> str:
@@ -125,7 +120,7 @@ def last_question(messages: Sequence[Any]) -> str:
     for message in reversed(messages):
         metadata = getattr(message, "response_metadata", None) or {}
         if getattr(message, "type", "") == "human" and not metadata.get(AGENT_MARK):
-            return _text(message)
+            return shown(message)
     return ""
 
 

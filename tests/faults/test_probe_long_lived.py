@@ -75,6 +75,7 @@ from langgraph.types import Command
 from graph import build_graph
 from graph.persistence.locks import OFD_LOCKS, thread_lock
 from graph.persistence.savers import open_async_saver, open_saver
+from tests.conftest import service_url
 from tests.support.concurrency_model import ConversationModel
 from tests.support.long_lived import (
     Footprint,
@@ -95,10 +96,7 @@ pytestmark = [
 
 PROTOCOLS = ["native", "text"]
 # read at import, before the suite's clean_env removes REACT_AGENT_* variables
-POSTGRES_URL = (
-    os.environ.get("REACT_AGENT_TEST_POSTGRES", "").strip()
-    or "postgresql://postgres@127.0.0.1:5432/test"
-)
+POSTGRES_URL = service_url("postgres")
 WARM, MEASURED = 15, 45  # runs before the first measure, runs between the two
 ROTATION = ("sync_echo", "async_echo", "failing")
 STREAM_MODES = ["updates", "messages", "custom", "values"]
