@@ -82,10 +82,18 @@ def build_create_agent(
 
 def build_agent(kind: str, protocol: str, iterations: int, checkpointer: Any = None) -> Any:
     """One of the compared agents (`prebuilt`, `create_agent`, `ours`) with the benchmarks'
-    instant model scripted for `iterations` tool steps and the `fetch` tool."""
+    instant model scripted for `iterations` tool steps and the `fetch` tool.
+
+    Under the text protocol the other agents get the model wrapped in `TextReAct`, as ours
+    wraps it (`graph.protocols.bound_model`): both then pay the same protocol (the prompt
+    rendered, the reply read), and the ratio is the loop's own cost, as under native."""
     from bench.doubles import BenchModel, fetch_tool, loop_policy
 
-    model = BenchModel(loop_policy(iterations, protocol))
+    model: BaseChatModel = BenchModel(loop_policy(iterations, protocol))
+    if protocol == "text" and kind in FOREIGN:
+        from graph.protocols.text.chat_model import TextReAct
+
+        model = TextReAct(model, disable_streaming=True)
     if kind == "prebuilt":
         return build_prebuilt(model, [fetch_tool()], checkpointer=checkpointer)
     if kind == "create_agent":

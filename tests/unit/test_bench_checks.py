@@ -4,6 +4,7 @@ bench/README.md is only as good as the check that scored it."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -51,3 +52,30 @@ def test_code_lines_do_not_move_with_docstrings() -> None:
     )
     assert measure(plain) == (2, 2)
     assert measure(documented) == (8, 2)
+
+
+@pytest.mark.parametrize(
+    ("kind", "protocol"),
+    [
+        ("prebuilt", "native"),
+        ("create_agent", "native"),
+        ("ours", "native"),
+        ("create_agent", "text"),  # the same scripted model, wrapped in TextReAct
+        ("ours", "text"),
+    ],
+)
+def test_every_compared_agent_does_the_work_it_is_timed_for(
+    kind: str, protocol: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CPU and instruction ratios divide one agent's run by another's: each must run the
+    same tool steps and answer, or the ratio compares unequal work."""
+    for name in [n for n in os.environ if n.startswith("REACT_AGENT_")]:
+        monkeypatch.setenv(name, os.environ[name])  # bench.common drops them; put them back after
+    common = _load("common")
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    agent = common.build_agent(kind, protocol, 3, InMemorySaver())
+    out = agent.invoke(common.inputs(), common.run_config(kind))
+    common.check_run(out, kind, 3)
+    if kind != "ours":
+        assert out["messages"][-1].content == "done"
