@@ -164,3 +164,26 @@ def test_a_forced_tool_is_named_in_the_prompt_and_prebuilt_agents_keep_it() -> N
     out = agent.invoke({"messages": [HumanMessage("What is 17 * 23?")]})
     assert out["messages"][-1].content == "17 * 23 = 391"
     assert "You must use the tool multiply" in inner.requests[0].messages[0].text
+
+
+def test_binding_tools_keeps_one_model_and_each_binding_its_own_tools() -> None:
+    """As a provider's `bind_tools`: the tools ride on the binding, so an agent that binds at
+    every call (`create_agent`) reuses one model, and two bindings of it do not mix tools."""
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add two whole numbers."""
+        return a + b
+
+    inner = ScriptedChatModel([ACTION, "Final Answer: 5"])
+    model = TextReAct(inner)
+    with_multiply = model.bind_tools([multiply])
+    with_add = model.bind_tools([add], tool_choice="add")
+    assert with_multiply.bound is model and with_add.bound is model
+    assert with_multiply.invoke("17 * 23?").tool_calls[0]["name"] == "multiply"
+    assert with_add.invoke("2 + 3?").content == "5"
+    first, second = (request.messages[0].text for request in inner.requests)
+    assert "- multiply:" in first and "- add:" not in first
+    assert "- add:" in second and "- multiply:" not in second
+    assert "You must use the tool add" in second and "You must use" not in first
+    assert model.tools == []  # the model itself offers nothing

@@ -124,35 +124,51 @@ class TextReAct(OneChunkStream, BaseChatModel):
         tool_choice: Any = None,
         **kwargs: Any,
     ) -> Runnable[LanguageModelInput, AIMessage]:
-        """A copy that offers these tools in its prompt. A forced `tool_choice` cannot be
-        enforced in text: the prompt asks for a call, and an answer that is a JSON object is
-        read as the forced tool's call (`with_structured_output`); it is not sent, nor are
-        the other function-calling options (`FUNCTION_CALLING_ONLY`). `tool_choice="none"`
-        offers no tools, so the reply is an answer."""
+        """This model with these tools offered in its prompt: a binding that carries them (and
+        the `tool_choice`) as a provider's `bind_tools` does, so an agent that binds the tools
+        at every call (`create_agent`) reuses one model, and one that checks whether the tools
+        are bound (LangGraph's prebuilt) finds them. A forced `tool_choice` cannot be enforced
+        in text: the prompt asks for a call, and an answer that is a JSON object is read as the
+        forced tool's call (`with_structured_output`); neither it nor the other function-calling
+        options (`FUNCTION_CALLING_ONLY`) are sent on. `tool_choice="none"` offers no tools, so
+        the reply is an answer."""
         specs = [] if tool_choice == "none" else [tool_spec(tool) for tool in tools]
-        bound = self.model_copy(update={"tools": specs, "forced": forced_tool(tool_choice)})
         kwargs = {k: v for k, v in kwargs.items() if k not in FUNCTION_CALLING_ONLY}
-        # a binding that names its tools, as a provider's `bind_tools` returns: an agent that
-        # checks whether a model has its tools bound (LangGraph's prebuilt) finds them there
-        # and keeps the `tool_choice` (`_options` does not pass them on: the prompt has them)
-        offered = [convert_to_openai_tool(spec) for spec in specs]
-        return bound.bind(tools=offered, **kwargs)
+        if tool_choice is not None:
+            kwargs["tool_choice"] = tool_choice
+        return self.bind(tools=[convert_to_openai_tool(spec) for spec in specs], **kwargs)
 
-    def request(self, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    def offered(self, kwargs: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
+        """The tools (function specs) and the forced tool of one call: what `bind_tools`
+        bound, else the model's own `tools` and `forced`."""
+        if "tools" not in kwargs:
+            return self.tools, self.forced
+        return [tool_spec(tool) for tool in kwargs["tools"]], forced_tool(kwargs.get("tool_choice"))
+
+    def request(
+        self, messages: Sequence[BaseMessage], tools: list[dict[str, Any]] | None = None,
+        forced: str | None = None,
+    ) -> list[BaseMessage]:  # fmt: skip
         """The messages the inner model reads: the system prompt (the caller's instructions,
-        the tools and the reply format), then the conversation in the text protocol."""
+        the tools and the reply format), then the conversation in the text protocol. `tools`
+        and `forced`: the call's (`offered`); by default the model's own."""
+        tools, forced = (self.tools, self.forced) if tools is None else (tools, forced)
         system = [m for m in messages if isinstance(m, SystemMessage)]
         instructions = "\n\n".join(m.text for m in system) or None
         rest = [m for m in messages if not isinstance(m, SystemMessage)]
-        prompt = text_system_prompt(self.tools, instructions)
-        if self.forced and self.tools:
-            named = self.forced in {t["name"] for t in self.tools}
-            prompt = f"{prompt}\n\n{FORCED_ONE.format(name=self.forced) if named else FORCED}"
+        prompt = text_system_prompt(tools, instructions)
+        if forced and tools:
+            named = forced in {t["name"] for t in tools}
+            prompt = f"{prompt}\n\n{FORCED_ONE.format(name=forced) if named else FORCED}"
         return [SystemMessage(content=prompt), *text_transcript(rest)]
 
-    def read(self, reply: BaseMessage, *, counted: bool = False) -> AIMessage:
+    def read(
+        self, reply: BaseMessage, *, counted: bool = False,
+        tools: list[dict[str, Any]] | None = None, forced: str | None = None,
+    ) -> AIMessage:  # fmt: skip
         """The inner model's reply as a standard message (see the module docstring)."""
-        return read_text_reply(reply, self.tools or None, forced=self.forced, counted=counted)
+        tools, forced = (self.tools, self.forced) if tools is None else (tools, forced)
+        return read_text_reply(reply, tools or None, forced=forced, counted=counted)
 
     def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> LangSmithParams:
         """The inner model's (provider, model name, temperature): what a trace prices."""
@@ -161,13 +177,15 @@ class TextReAct(OneChunkStream, BaseChatModel):
             return super()._get_ls_params(stop=stop, **kwargs)
         return model._get_ls_params(stop=stop, **{**bound, **kwargs})
 
-    def _options(self, stop: list[str] | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+    def _options(
+        self, stop: list[str] | None, kwargs: dict[str, Any], tools: list[dict[str, Any]]
+    ) -> dict[str, Any]:
         kwargs = {k: v for k, v in kwargs.items() if k not in ("tools", "tool_choice")}
         given = {"temperature": self.temperature, "max_tokens": self.max_tokens}
         kwargs = {**{k: v for k, v in given.items() if v is not None}, **kwargs}
         options = {**kwargs, "stop": [OBSERVATION, *(self.stop or []), *(stop or [])]}
         if self.grammar:
-            extra = request_options(grammar_for(self.tools, quotes=self.quotes))["extra_body"]
+            extra = request_options(grammar_for(tools, quotes=self.quotes))["extra_body"]
             options["extra_body"] = {**(kwargs.get("extra_body") or {}), **extra}
         return options
 
@@ -178,13 +196,14 @@ class TextReAct(OneChunkStream, BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        request, options = self.request(messages), self._options(stop, kwargs)
+        tools, forced = self.offered(kwargs)
+        request, options = self.request(messages, tools, forced), self._options(stop, kwargs, tools)
         model, bound = wrapped_model(self.inner)
         if model is None:
             reply = self.inner.invoke(request, child_config(run_manager), **options)
-            return _result(self.read(reply, counted=True))
+            return _result(self.read(reply, counted=True, tools=tools, forced=forced))
         reply, llm_output = generate(model, bound, request, options)
-        return _result(self.read(reply), llm_output)
+        return _result(self.read(reply, tools=tools, forced=forced), llm_output)
 
     async def _agenerate(
         self,
@@ -193,13 +212,14 @@ class TextReAct(OneChunkStream, BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        request, options = self.request(messages), self._options(stop, kwargs)
+        tools, forced = self.offered(kwargs)
+        request, options = self.request(messages, tools, forced), self._options(stop, kwargs, tools)
         model, bound = wrapped_model(self.inner)
         if model is None:
             reply = await self.inner.ainvoke(request, child_config(run_manager), **options)
-            return _result(self.read(reply, counted=True))
+            return _result(self.read(reply, counted=True, tools=tools, forced=forced))
         reply, llm_output = await agenerate(model, bound, request, options)
-        return _result(self.read(reply), llm_output)
+        return _result(self.read(reply, tools=tools, forced=forced), llm_output)
 
 
 def _result(message: AIMessage, llm_output: dict[str, Any] | None = None) -> ChatResult:
