@@ -18,7 +18,7 @@ from graph.protocols.native import answer_text
 from graph.settings import AgentContext
 from graph.state import run_status
 from graph.steps import derive_steps, run_messages, steps_taken
-from graph.usage import added
+from graph.usage import run_usage
 
 
 def closing_update(
@@ -62,7 +62,7 @@ def closing_update(
             update["messages"] = written
     in_run = run_messages([*messages, *written], run.get("question_id"))
     update["steps"] = derive_steps(in_run, run.get("protocol"))
-    update["usage"] = added(run.get("tokens"))
+    update["usage"] = run_usage(run, in_run)
     return update
 
 

@@ -4,9 +4,13 @@ scripted OpenAI-compatible server, under both protocols."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
-from langchain.agents.middleware import ModelFallbackMiddleware
+from langchain.agents.middleware import AgentMiddleware, ModelFallbackMiddleware
+from langchain_core.messages import RemoveMessage
 from langchain_core.tools import tool
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langchain_openai import ChatOpenAI
 
 from graph import build_graph
@@ -97,3 +101,71 @@ def test_the_cli_prints_the_total_and_json_carries_it(tmp_path) -> None:
         "output_tokens": 15,
         "total_tokens": 265,
     }
+
+
+class _RewritesReplies(AgentMiddleware):
+    """An after_model hook that rewrites each reply under its own id, its usage replaced (as
+    a redaction or a cache may leave it): the run's total is still what the calls used."""
+
+    def __init__(self, usage: dict[str, int] | None) -> None:
+        super().__init__()
+        self.usage = usage
+
+    def after_model(self, state: Any, runtime: Any) -> dict[str, Any]:
+        reply = state["messages"][-1]
+        return {"messages": [reply.model_copy(update={"usage_metadata": self.usage})]}
+
+
+class _DropsTheRunsFirstStep(AgentMiddleware):
+    """A before_model hook that writes the conversation anew (as `SummarizationMiddleware`
+    does) without the run's first step once a second one is there: the replies it drops were
+    calls all the same."""
+
+    def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        messages = state["messages"]
+        question = max(i for i, x in enumerate(messages) if x.type == "human")
+        run = messages[question + 1 :]
+        if len(run) < 4:
+            return None
+        kept = [*messages[: question + 1], *run[2:]]
+        return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *kept]}
+
+
+SUMMED = {"input_tokens": 250, "output_tokens": 15, "total_tokens": 265}
+
+
+@pytest.mark.parametrize(
+    "usage", [None, {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}]
+)
+def test_a_reply_a_hook_rewrote_counts_as_its_call(usage: dict[str, int] | None) -> None:
+    with ScriptedOpenAIServer([step("native"), final("native", (150, 5))]) as server:
+        agent = build_graph(
+            model=model(server), tools=[lookup], middleware=[_RewritesReplies(usage)]
+        )
+        out = agent.invoke({"messages": [("user", "weather in Oslo?")]})
+    assert out["answer"] == "Sunny."
+    assert out["usage"] == SUMMED
+
+
+@pytest.mark.parametrize("protocol", ["native", "text"])
+def test_replies_a_hook_dropped_from_the_run_still_count(protocol: str) -> None:
+    """Two runs on one thread: the second's hook drops its first step and keeps the first
+    run's messages, which count for the first run only."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    script = [final(protocol, (10, 1)), step(protocol), step(protocol), final(protocol, (150, 5))]
+    with ScriptedOpenAIServer(script) as server:
+        agent = build_graph(
+            model=model(server),
+            tools=[lookup],
+            protocol=protocol,
+            middleware=[_DropsTheRunsFirstStep()],
+            checkpointer=InMemorySaver(),
+        )
+        config = {"configurable": {"thread_id": "dropped"}}
+        first = agent.invoke({"messages": [("user", "hello")]}, config)
+        second = agent.invoke({"messages": [("user", "weather in Oslo?")]}, config)
+    assert first["usage"] == {"input_tokens": 10, "output_tokens": 1, "total_tokens": 11}
+    assert second["answer"] == "Sunny."
+    assert len([x for x in second["messages"] if x.type == "tool"]) == 1  # one step dropped
+    assert second["usage"] == {"input_tokens": 350, "output_tokens": 25, "total_tokens": 375}
