@@ -23,6 +23,7 @@ from langchain_core.outputs import LLMResult
 from langchain_core.tracers.context import register_configure_hook
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
+from graph.messages import ID_OF
 from graph.steps import run_messages
 
 KEYS = ("input_tokens", "output_tokens", "total_tokens")
@@ -109,6 +110,10 @@ def _unshown(state: Any, update: dict[str, Any], tokens: dict[str, int]) -> dict
     if not any(isinstance(x, (AIMessage, RemoveMessage)) for x in items):
         return tokens
     messages = state.get("messages") or []
+    if not any(isinstance(x, RemoveMessage) for x in items):
+        stored = set(map(ID_OF, messages))
+        if not any(x.id in stored for x in items if isinstance(x, BaseMessage)):  # all new
+            return _less(tokens, added(*map(_usage, items)))
     question = (state.get("run") or {}).get("question_id")
     in_run = run_messages(messages, question)
     earlier = {x.id for x in messages[: len(messages) - len(in_run)]}  # not the run's
