@@ -10,8 +10,8 @@ import pytest
 from langchain.agents.middleware import AgentMiddleware, ModelFallbackMiddleware
 from langchain_core.messages import RemoveMessage
 from langchain_core.tools import tool
-from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langchain_openai import ChatOpenAI
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from graph import build_graph
 from tests.support.openai_server import HTTPError, Reply, ScriptedOpenAIServer, ToolCall
