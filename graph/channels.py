@@ -36,6 +36,7 @@ _RUN_TYPES: dict[str, tuple[type, ...]] = {
     "started_at": (float, int, type(None)),
     "closed": (bool,),
     "ended_by": (str, type(None)),
+    "unshown": (dict, type(None)),
     "tokens": (dict, type(None)),
 }
 

@@ -85,7 +85,8 @@ class Run(TypedDict, total=False):
     started_at: float | None  # wall-clock start (time.time()), for the run deadline
     closed: bool  # the run already ended in think (no room left for finish)
     ended_by: str | None  # the middleware that ended the run (a jump to the end)
-    tokens: Usage | None  # the run's token usage so far, every model call counted
+    unshown: Usage | None  # what the run's model calls used that its kept replies do not show
+    tokens: Usage | None  # an earlier release's running count: a run it started counts on here
 
 
 def run_status(values: Mapping[str, Any]) -> Status | None:

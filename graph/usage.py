@@ -3,7 +3,7 @@ calls a middleware makes on its own (a summary, a fallback model, a tool selecto
 wrap-up included. A handler sees each chat model call made inside a node.
 
 Most of it is stored already: each reply the run keeps carries its call's `usage_metadata`,
-and finish sums them (`run_usage`). The run's bookkeeping (`run.tokens`, so a resume keeps
+and finish sums them (`run_usage`). The run's bookkeeping (`run.unshown`, so a resume keeps
 counting) holds only what those replies do not show: calls whose reply is not kept (a
 correction's, a fallback's, a hook's own call) and replies a hook rewrote or removed. So a
 step whose reply is stored as the model returned it writes nothing more: a write per step
@@ -88,17 +88,23 @@ def with_tokens(state: Any, update: dict[str, Any], tokens: dict[str, int]) -> d
     """The update with what this node's model calls used and its kept replies do not show
     added to the run's token count (a new run starts from none); the update as it is when
     they show it all."""
-    unshown = _unshown(state, update, tokens)
+    stored, run = state.get("run") or {}, update.get("run") or {}
+    if "tokens" not in run and stored.get("tokens") is not None:
+        key, unshown = "tokens", tokens  # a run an earlier release started: its count is whole
+    else:
+        key, unshown = "unshown", _unshown(state, update, tokens)
     if not any(unshown.values()):
         return update
-    run = update.get("run") or {}
-    before = None if "tokens" in run else (state.get("run") or {}).get("tokens")
-    return {**update, "run": {**run, "tokens": added(before, run.get("tokens"), unshown)}}
+    before = None if key in run else stored.get(key)
+    return {**update, "run": {**run, key: added(before, run.get(key), unshown)}}
 
 
 def run_usage(run: Mapping[str, Any], in_run: list[BaseMessage]) -> dict[str, int]:
-    """The run's total: the usage its kept replies carry, plus what they do not show."""
-    return added(run.get("tokens"), *(_usage(x) for x in in_run))
+    """The run's total: the usage its kept replies carry, plus what they do not show (a run
+    an earlier release started kept the whole count in `tokens`)."""
+    if run.get("tokens") is not None:
+        return added(run["tokens"])
+    return added(run.get("unshown"), *(_usage(x) for x in in_run))
 
 
 def _unshown(state: Any, update: dict[str, Any], tokens: dict[str, int]) -> dict[str, int]:

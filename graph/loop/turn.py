@@ -71,7 +71,8 @@ def new_turn(state: AgentState, started: Collection[str] = ()) -> dict[str, Any]
             "started_at": time.time(),
             "closed": False,
             "ended_by": None,
-            "tokens": None,
+            "unshown": None,
+            "tokens": None,  # a run an earlier release started may have left its count
             **({"asking": []} if run.get("asking") else {}),
         },
         "messages": calls_not_run(

@@ -169,3 +169,36 @@ def test_replies_a_hook_dropped_from_the_run_still_count(protocol: str) -> None:
     assert second["answer"] == "Sunny."
     assert len([x for x in second["messages"] if x.type == "tool"]) == 1  # one step dropped
     assert second["usage"] == {"input_tokens": 350, "output_tokens": 25, "total_tokens": 375}
+
+
+def test_a_run_an_earlier_release_started_counts_on_in_its_whole_count() -> None:
+    """Until this round every step added its calls to `run.tokens`, the run's whole count. A
+    run paused under that release and finished under this one goes on counting there, and
+    is not also summed from its replies (which would count its earlier steps twice)."""
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    from graph.usage import run_usage, with_tokens
+
+    question = HumanMessage("weather?", id="q")
+    earlier = AIMessage("", id="a1", usage_metadata={**USED, "total_tokens": 110})
+    state = {"messages": [question, earlier], "run": {"question_id": "q", "tokens": USED_110}}
+    reply = AIMessage("Sunny.", id="a2", usage_metadata=USED_20)
+    update = with_tokens(state, {"messages": [reply]}, dict(USED_20))
+    assert update["run"] == {
+        "tokens": {"input_tokens": 115, "output_tokens": 15, "total_tokens": 130}
+    }
+    run = {**state["run"], **update["run"]}
+    assert run_usage(run, [earlier, reply]) == update["run"]["tokens"]
+    # a run this release started: the replies carry it, nothing is written for them
+    fresh = {"messages": [question, earlier], "run": {"question_id": "q"}}
+    assert with_tokens(fresh, {"messages": [reply]}, dict(USED_20)) == {"messages": [reply]}
+    assert run_usage(fresh["run"], [earlier, reply]) == {
+        "input_tokens": 115,
+        "output_tokens": 15,
+        "total_tokens": 130,
+    }
+
+
+USED = {"input_tokens": 100, "output_tokens": 10}
+USED_110 = {**USED, "total_tokens": 110}
+USED_20 = {"input_tokens": 15, "output_tokens": 5, "total_tokens": 20}
