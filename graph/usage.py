@@ -127,11 +127,10 @@ def _unshown(state: Any, update: dict[str, Any], tokens: dict[str, int]) -> dict
     before = added(*map(_usage, kept.values()))
     rebuilt = False  # the whole conversation written anew: the run is what follows its question
     for x in items:
-        if isinstance(x, RemoveMessage):
-            rebuilt = rebuilt or x.id == REMOVE_ALL_MESSAGES
-            kept = (
-                {} if x.id == REMOVE_ALL_MESSAGES else {k: v for k, v in kept.items() if k != x.id}
-            )
+        if isinstance(x, RemoveMessage) and x.id == REMOVE_ALL_MESSAGES:
+            rebuilt, kept = True, {}
+        elif isinstance(x, RemoveMessage):
+            kept.pop(x.id, None)
         elif rebuilt and question and x.id == question:
             kept = {}
         elif isinstance(x, BaseMessage) and (rebuilt or x.id not in earlier):
