@@ -117,9 +117,13 @@ class _RewritesReplies(AgentMiddleware):
 
 
 class _DropsTheRunsFirstStep(AgentMiddleware):
-    """A before_model hook that writes the conversation anew (as `SummarizationMiddleware`
-    does) without the run's first step once a second one is there: the replies it drops were
-    calls all the same."""
+    """A before_model hook that drops the run's first step once a second one is there, by
+    writing the conversation anew (as `SummarizationMiddleware` does) or by removing its two
+    messages by id: the replies it drops were calls all the same."""
+
+    def __init__(self, how: str) -> None:
+        super().__init__()
+        self.how = how
 
     def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         messages = state["messages"]
@@ -127,6 +131,8 @@ class _DropsTheRunsFirstStep(AgentMiddleware):
         run = messages[question + 1 :]
         if len(run) < 4:
             return None
+        if self.how == "by_id":
+            return {"messages": [RemoveMessage(id=x.id) for x in run[:2]]}
         kept = [*messages[: question + 1], *run[2:]]
         return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *kept]}
 
@@ -147,8 +153,10 @@ def test_a_reply_a_hook_rewrote_counts_as_its_call(usage: dict[str, int] | None)
     assert out["usage"] == SUMMED
 
 
-@pytest.mark.parametrize("protocol", ["native", "text"])
-def test_replies_a_hook_dropped_from_the_run_still_count(protocol: str) -> None:
+@pytest.mark.parametrize(
+    ("protocol", "how"), [("native", "rewrite"), ("text", "rewrite"), ("native", "by_id")]
+)
+def test_replies_a_hook_dropped_from_the_run_still_count(protocol: str, how: str) -> None:
     """Two runs on one thread: the second's hook drops its first step and keeps the first
     run's messages, which count for the first run only."""
     from langgraph.checkpoint.memory import InMemorySaver
@@ -159,7 +167,7 @@ def test_replies_a_hook_dropped_from_the_run_still_count(protocol: str) -> None:
             model=model(server),
             tools=[lookup],
             protocol=protocol,
-            middleware=[_DropsTheRunsFirstStep()],
+            middleware=[_DropsTheRunsFirstStep(how)],
             checkpointer=InMemorySaver(),
         )
         config = {"configurable": {"thread_id": "dropped"}}
