@@ -12,7 +12,7 @@ from typing import Any
 from langgraph.types import Command
 
 from graph.state import run_status
-from graph.thread_writes import waiting_calls
+from graph.thread_writes import decided_calls, waiting_calls
 
 
 class NothingToResume(ValueError):
@@ -67,8 +67,8 @@ def continues(input: Any, config: Any) -> bool:
 def check_resume(snapshot: Any, input: Any) -> None:
     """A resume needs a paused run; a run cut short by a store failure (status still
     `running`, nothing next) may be continued too. A decision answers a question that was
-    asked: where calls wait for one and none is asked at this checkpoint (a state update
-    changed the thread after the pause), it would answer the next question unseen."""
+    asked: where calls wait for one, or hold one already (a fork between the review and the
+    calls), and none is asked at this checkpoint, it would answer the next question unseen."""
     if not snapshot.next and run_status(snapshot.values or {}) != "running":
         status = (snapshot.values or {}).get("status")
         where = f"its last run ended with status {status!r}" if status else "it has no run yet"
@@ -76,8 +76,18 @@ def check_resume(snapshot: Any, input: Any) -> None:
             f"Nothing to resume: no run on this thread is paused ({where}); send a new message "
             "instead."
         )
-    if deciding(input) and not snapshot.interrupts and waiting_calls(snapshot.values or {}):
+    if not deciding(input) or snapshot.interrupts:
+        return
+    if waiting_calls(snapshot.values or {}):
         raise NothingToResume(
             "Nothing to resume: no question is asked at this point (the thread changed after "
             "the pause); continue the run (input None) to be asked about the calls as they are."
+        )
+    if decided_calls(snapshot.values or {}):
+        # a checkpoint between the review and the calls (a fork, a replay): LangGraph would hand
+        # the decision to the question act asks when a call's decision is spent, unseen
+        raise NothingToResume(
+            "Nothing to resume: the calls at this checkpoint were decided already and no "
+            "question is asked here; continue the run (input None), and a call whose decision "
+            "was used is asked about again."
         )

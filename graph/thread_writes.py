@@ -96,6 +96,13 @@ def waiting_calls(values: Mapping[str, Any]) -> set[str]:
     return Thread(held, values.get("run") or {}).waiting
 
 
+def decided_calls(values: Mapping[str, Any]) -> set[str]:
+    """The calls of the thread that hold a person's sealed decision and have no result yet."""
+    sealed = set(values.get("approvals") or ())
+    held = values.get("messages") or []
+    return sealed - {x.tool_call_id for x in held if isinstance(x, ToolMessage)}
+
+
 class Thread:
     """What the checks need to know of the thread: as stored (`before`), and as the write
     leaves it so far (a removal of everything starts that over)."""

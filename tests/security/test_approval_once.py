@@ -23,6 +23,7 @@ from langgraph.types import Command
 from typing_extensions import TypedDict
 
 from graph import build_graph
+from graph.continuing import NothingToResume
 from graph.middleware.approvals import EDITS
 from tests.support.money_tools import clock, ran, transfer
 from tests.support.scripted_model import ScriptedChatModel, calls, tool_call
@@ -144,6 +145,37 @@ def test_a_rerun_from_the_checkpoint_before_act_asks_again(
     assert ran == ["transfer:alice"]
     approve_all(agent, "t", mode)
     assert ran == ["transfer:alice", "transfer:alice"]  # a new decision: once more
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("keyed", [False, True])
+@pytest.mark.parametrize("decision", ["approve", "edit"])
+def test_the_old_decision_sent_to_the_checkpoint_before_act_runs_nothing(
+    protocol: str, keyed: bool, decision: str
+) -> None:
+    """The re-run above, but resumed with the decisions the person sent the first time (a
+    client replaying its request): no question is asked at that checkpoint, so LangGraph
+    would hand them to the question act asks about the spent decision, which nobody saw, and
+    run the call again. The resume is refused in one sentence; a bare continue still asks."""
+    agent = agent_for(
+        protocol, [step(protocol, "transfer", {"to": "alice"}, "t1"), answer(protocol)]
+    )
+    agent.invoke({"messages": [("user", "pay alice")]}, cfg("t"))
+    [pause] = agent.get_state(cfg("t")).interrupts
+    edited = {"name": "transfer", "args": {"to": "bob"}}
+    sent = {"type": "edit", "edited_action": edited} if decision == "edit" else {"type": decision}
+    decisions = {"decisions": [sent]}
+    agent.invoke(Command(resume={pause.id: decisions} if keyed else decisions), cfg("t"))
+    first = "transfer:bob" if decision == "edit" else "transfer:alice"
+    assert ran == [first]
+    before_act = next(s for s in agent.get_state_history(cfg("t")) if s.next == ("act",))
+    resume = Command(resume={pause.id: decisions} if keyed else decisions)
+    with pytest.raises(NothingToResume, match="decided already and no question is asked"):
+        agent.invoke(resume, before_act.config)
+    assert ran == [first]
+    again = agent.invoke(None, before_act.config)
+    assert again.get("__interrupt__"), "the re-run ran the decided call without asking"
+    assert ran == [first]
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
