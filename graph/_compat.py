@@ -37,6 +37,11 @@
 * A paused task's interrupt is stored among a checkpoint's pending writes (public, in
   `CheckpointTuple`) under a channel whose name LangGraph keeps private (`__interrupt__`):
   `holds_interrupt` reads it, so a paused thread is known without rebuilding its state.
+* A resume keyed by interrupt ids (`Command(resume={id: value})`) reaches a task as a map in
+  its config under a private key; LangGraph hands the value keyed by a task's *first* interrupt
+  id to its later interrupts too ("older versions gave all of a task's interrupts the first
+  id"). act's question about a spent decision is such a later interrupt, so it reads the map
+  (`resume_keys`) to tell an answer to itself from a copy of the first.
 * Whether a model takes the provider's structured output beside its tools is `create_agent`'s
   private `_supports_provider_strategy` (it knows that Gemini before 3 cannot combine the two):
   `provider_output_with_tools` asks it, where the model's profile says it has one.
@@ -51,7 +56,7 @@ from langchain.agents.factory import _wrap_trace_kwargs
 from langchain.agents.middleware import AgentMiddleware
 from langchain.agents.middleware._trace_policy import _node_trace_policy
 from langchain_core.runnables import Runnable
-from langgraph._internal._constants import CONFIG_KEY_RUNTIME
+from langgraph._internal._constants import CONFIG_KEY_RESUME_MAP, CONFIG_KEY_RUNTIME
 from langgraph._internal._runnable import RunnableCallable
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.graph.state import CompiledStateGraph
@@ -158,6 +163,12 @@ def holds_interrupt(saved: Any) -> bool:
     """Whether a checkpoint (a `CheckpointTuple`, or None) has a paused task."""
     writes = getattr(saved, "pending_writes", None) or ()
     return any(channel == INTERRUPT_CHANNEL for _, channel, _ in writes)
+
+
+def resume_keys(config: Any) -> frozenset[str] | None:
+    """The interrupt ids the run's resume answers by id, None for a run not resumed by ids."""
+    resume = ((config or {}).get("configurable") or {}).get(CONFIG_KEY_RESUME_MAP)
+    return frozenset(resume) if isinstance(resume, dict) else None
 
 
 def provider_output_with_tools(model: Any, tools: list[Any]) -> bool:

@@ -37,7 +37,15 @@ from langgraph.types import Command
 
 from graph._compat import checkpointed
 from graph.middleware.approval_seal import sealed
-from graph.middleware.approvals import asked_again, edit_marked, refused, with_edit_notice
+from graph.middleware.approvals import (
+    answers_it,
+    asked_again,
+    edit_marked,
+    interrupt_ids,
+    not_shown,
+    refused,
+    with_edit_notice,
+)
 from graph.persistence.ledger import Ledger, ledger_for, rerun_marked
 from graph.state import run_status
 
@@ -95,11 +103,21 @@ class ApprovalCheck:
     ) -> Result:
         if ledger is None or ledger.claim(decision, request.tool_call["id"]):
             return self._run(request, handler, ledger, task, decision)
+        question, entered = f"{task}/ask/{asked + 1}", []
+        shown = answers_it(request, ledger.asked(question))
 
         def again(to_run: ToolCallRequest) -> Result:
-            return self._spend(to_run, handler, ledger, task, f"{task}/ask/{asked + 1}", asked + 1)
+            entered.append(to_run)
+            if not shown:
+                return not_shown(to_run.tool_call)
+            return self._spend(to_run, handler, ledger, task, question, asked + 1)
 
-        return self._ask(request, again)
+        try:
+            return self._ask(request, again)
+        except GraphBubbleUp as paused:
+            if not entered:  # the question's own pause (not one of the tool's): it was shown
+                ledger.mark_asked(question, interrupt_ids(paused))
+            raise
 
     def _run(
         self,
@@ -112,15 +130,11 @@ class ApprovalCheck:
         attempt = ledger.start(task, request.tool_call["id"]) if ledger is not None else None
         try:
             result = handler(request)
-        except GraphBubbleUp:  # the tool paused itself: its resume is no crash, no new decision
+        except Exception as exc:  # it ended (with an error); a kill or Ctrl-C leaves it unfinished
             if attempt is not None:
                 ledger.finish(attempt)  # type: ignore[union-attr]
-                if decision is not None:
-                    ledger.release(decision)  # type: ignore[union-attr]
-            raise
-        except Exception:  # it ended (with an error); a kill or Ctrl-C leaves it unfinished
-            if attempt is not None:
-                ledger.finish(attempt)  # type: ignore[union-attr]
+                if decision is not None and isinstance(exc, GraphBubbleUp):
+                    ledger.release(decision)  # type: ignore[union-attr]  # the tool paused itself
             raise
         if attempt is not None:
             ledger.finish(attempt)  # type: ignore[union-attr]
@@ -173,23 +187,31 @@ class ApprovalCheck:
     ) -> Result:
         if ledger is None or await ledger.aclaim(decision, request.tool_call["id"]):
             return await self._arun(request, handler, ledger, task, decision)
+        question, entered = f"{task}/ask/{asked + 1}", []
+        shown = answers_it(request, await ledger.aasked(question))
 
         async def again(to_run: ToolCallRequest) -> Result:
-            next_decision = f"{task}/ask/{asked + 1}"
-            return await self._aspend(to_run, handler, ledger, task, next_decision, asked + 1)
+            entered.append(to_run)
+            if not shown:
+                return not_shown(to_run.tool_call)
+            return await self._aspend(to_run, handler, ledger, task, question, asked + 1)
+
+        async def answered(to_run: ToolCallRequest) -> Result:
+            return edit_marked(await again(to_run), request, to_run)
 
         assert self.hitl is not None
-        if self.mode == "per_call":
-
-            async def asked(to_run: ToolCallRequest) -> Result:
-                return edit_marked(await again(to_run), request, to_run)
-
-            return await self.hitl.awrap_tool_call(request, asked)
-        outcome = asked_again(self.hitl, request)
-        if isinstance(outcome, ToolMessage):
-            return outcome
-        to_run, edited = outcome
-        return with_edit_notice(await again(to_run), to_run, edited)
+        try:
+            if self.mode == "per_call":
+                return await self.hitl.awrap_tool_call(request, answered)
+            outcome = asked_again(self.hitl, request)
+            if isinstance(outcome, ToolMessage):
+                return outcome
+            to_run, edited = outcome
+            return with_edit_notice(await again(to_run), to_run, edited)
+        except GraphBubbleUp as paused:
+            if not entered:  # the question's own pause (not one of the tool's): it was shown
+                await ledger.amark_asked(question, interrupt_ids(paused))
+            raise
 
     async def _arun(
         self,
@@ -203,15 +225,11 @@ class ApprovalCheck:
         attempt = await ledger.astart(task, call_id) if ledger is not None else None
         try:
             result = await handler(request)
-        except GraphBubbleUp:  # the tool paused itself: its resume is no crash, no new decision
+        except Exception as exc:  # it ended (with an error); a kill or Ctrl-C leaves it unfinished
             if attempt is not None:
                 await ledger.afinish(attempt)  # type: ignore[union-attr]
-                if decision is not None:
-                    await ledger.arelease(decision)  # type: ignore[union-attr]
-            raise
-        except Exception:  # it ended (with an error); a kill or Ctrl-C leaves it unfinished
-            if attempt is not None:
-                await ledger.afinish(attempt)  # type: ignore[union-attr]
+                if decision is not None and isinstance(exc, GraphBubbleUp):
+                    await ledger.arelease(decision)  # type: ignore[union-attr]  # a tool's pause
             raise
         if attempt is not None:
             await ledger.afinish(attempt)  # type: ignore[union-attr]

@@ -27,9 +27,10 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt.tool_node import ToolCallRequest
-from langgraph.types import Command
+from langgraph.types import Command, Interrupt
 
 from graph import messages as m
+from graph._compat import resume_keys
 from tools.mcp.approvals import approves
 
 ApprovalMode = Literal["batched", "per_call"]
@@ -126,6 +127,30 @@ def refused(call: dict[str, Any]) -> ToolMessage:
     text = (
         f"The call to {call['name']} was not run: it needs approval, and no decision was "
         "recorded for this call with these arguments."
+    )
+    return m.observation(call, text, is_error=True)
+
+
+def answers_it(request: ToolCallRequest, asked_with: set[str] | None) -> bool:
+    """Whether the answer act's question gets now can be to that question: it paused a run
+    (`asked_with`, its interrupt ids), and a resume by ids names one of them (LangGraph would
+    hand it a value keyed by the task's first question too)."""
+    keys = resume_keys(getattr(request.runtime, "config", None))
+    return asked_with is not None and (keys is None or bool(keys & asked_with))
+
+
+def interrupt_ids(paused: GraphBubbleUp) -> list[str]:
+    found = paused.args[0] if paused.args else ()
+    return [i.id for i in found if isinstance(i, Interrupt)] if isinstance(found, Sequence) else []
+
+
+def not_shown(call: dict[str, Any]) -> ToolMessage:
+    """The result of a call whose answer was not to act's question about its spent decision: a
+    resume keyed to another question of the task (LangGraph hands a task's first answer to its
+    later questions), or one replayed to where the tool asked a question of its own."""
+    text = (
+        f"The call to {call['name']} was not run: its approval was used already, and the answer "
+        "given was not to a question about running it again."
     )
     return m.observation(call, text, is_error=True)
 

@@ -1,25 +1,26 @@
 """The call ledger: what ran, kept outside the checkpoints.
 
 A fork or a replay restores a checkpoint's values, the approval seals included, so "this
-decision already ran" and "this call started before and never finished" cannot live in the
-checkpoints: they live in LangGraph's store (`runtime.store`), which `langgraph dev`, Aegra
-(PostgreSQL, shared by its instances) and LangGraph Server always give a graph, and which the
-CLI opens on the same URL as its checkpointer (`graph.persistence.stores.open_async_store`).
+decision already ran" and "this call started before and never finished" live outside them, in
+LangGraph's store (`runtime.store`), which `langgraph dev`, Aegra (PostgreSQL, shared by its
+instances) and LangGraph Server always give a graph, and which the CLI opens on the same URL
+as its checkpointer (`graph.persistence.stores.open_async_store`).
 
-Two kinds of record, per thread (namespace `("react_agent", "calls", <thread id>)`):
+Three kinds of record, per thread (namespace `("react_agent", "calls", <thread id>)`):
 
 * `decision/<id>`: an approval decision that was used. A gated call runs only by claiming its
   decision; a decision already claimed (the call ran, or started and was cut short by a crash)
   makes act ask the person again.
+* `asked/<task id>/ask/<n>`: the interrupt ids act's n-th re-ask about a spent decision paused
+  a run with (it was shown): only an answer to one of them runs the call (`ApprovalCheck`).
 * `attempt/<task id>/<call id>`: how many times this task started the call and how many of
   those finished, written before the tool runs (so a crash leaves it behind) and after; the
-  run's finish deletes the records of its calls whose results the thread holds (`forget`),
-  so only calls cut short stay. A task
-  that runs again after a crash (`react-agent resume`, or any engine re-running the run from
-  its last checkpoint: LangGraph gives the task the same id) finds its earlier attempts and
-  marks the call as a re-run. A new question after a run cut short mid-call (a server's
-  cancel or `multitask_strategy="interrupt"`) finds the call by its id (`started`), so the
-  model is told it may have taken effect, not that it never ran.
+  run's finish deletes the records of its calls whose results the thread holds (`forget`), so
+  only calls cut short stay. A task that runs again after a crash (`react-agent resume`, or
+  any engine re-running the run from its last checkpoint: LangGraph gives the task the same
+  id) finds its earlier attempts and marks the call as a re-run. A new question after a run
+  cut short mid-call (a server's cancel or `multitask_strategy="interrupt"`) finds the call by
+  its id (`started`), so the model is told it may have taken effect, not that it never ran.
 
 With no store (code use: `build_graph(...)` without `store=`), the ledger is a LangGraph
 `SqliteStore` in the agent's private state folder (`ledger.sqlite`, next to the approval key):
@@ -89,6 +90,19 @@ class Ledger:
     async def arelease(self, decision: str) -> None:
         await _arun(self.store, self._put(f"decision/{decision}", None))
 
+    def asked(self, question: str) -> set[str] | None:
+        """The interrupt ids act's re-ask `question` paused a run with (None: it never did)."""
+        return _run(self.store, self._asked(question))
+
+    async def aasked(self, question: str) -> set[str] | None:
+        return await _arun(self.store, self._asked(question))
+
+    def mark_asked(self, question: str, ids: list[str]) -> None:
+        _run(self.store, self._put(f"asked/{question}", {"ids": ids}))
+
+    async def amark_asked(self, question: str, ids: list[str]) -> None:
+        await _arun(self.store, self._put(f"asked/{question}", {"ids": ids}))
+
     def start(self, task_id: str, call_id: str) -> Attempt:
         """Record that this task starts the call (before its side effect)."""
         return _run(self.store, self._start(task_id, call_id))
@@ -123,6 +137,10 @@ class Ledger:
     def _put(self, key: str, value: dict[str, Any] | None) -> Plan:
         """Write `value` (None deletes)."""
         yield PutOp(self.namespace, key, value, index=False)
+
+    def _asked(self, question: str) -> Plan:
+        item = yield GetOp(self.namespace, f"asked/{question}")
+        return None if item is None else set((item.value or {}).get("ids") or ())
 
     def _claim(self, decision: str, call_id: str) -> Plan:
         key = f"decision/{decision}"

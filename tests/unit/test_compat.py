@@ -308,3 +308,34 @@ def test_provider_output_beside_tools_is_create_agents_rule() -> None:
     assert provider_output_with_tools(model("gemini-2.5-flash"), []) is True
     assert provider_output_with_tools(model("gemini-2.5-flash"), ["a tool"]) is False
     assert provider_output_with_tools(model("gemini-3-pro"), ["a tool"]) is True
+
+
+def test_a_resume_by_ids_is_seen_by_the_task_and_its_first_answer_reaches_later_questions() -> None:
+    """`resume_keys` reads the ids a resume answers from the task's config; LangGraph hands a
+    value keyed by a task's first interrupt to its next unanswered one (what the approval check
+    guards against, `graph.middleware.approvals.answers_it`)."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command, interrupt
+
+    from graph._compat import resume_keys
+
+    seen: list[Any] = []
+
+    class Asked(TypedDict):
+        answers: list
+
+    def ask_twice(state: Asked, config: RunnableConfig) -> dict:
+        seen.append(resume_keys(config))
+        return {"answers": [interrupt("first"), interrupt("second")]}
+
+    builder = StateGraph(Asked)
+    builder.add_node("ask", ask_twice)
+    builder.add_edge(START, "ask")
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config: RunnableConfig = {"configurable": {"thread_id": "t"}}
+    [first] = graph.invoke({"answers": []}, config)["__interrupt__"]
+    [second] = graph.invoke(Command(resume={first.id: "yes"}), config)["__interrupt__"]
+    assert second.id != first.id
+    done = graph.invoke(Command(resume={first.id: "again"}), config)  # keyed to the first
+    assert done["answers"] == ["yes", "again"]  # ...and it answered the second
+    assert seen == [None, frozenset({first.id}), frozenset({first.id})]
