@@ -146,3 +146,19 @@ def _flock_file(url: str, thread_id: str) -> Iterator[None]:
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+@contextmanager
+def held_exclusively(path: Path | None) -> Iterator[None]:
+    """An exclusive `flock` on `path` for the block, waited for (None: no lock), around a
+    read-then-write that other processes sharing a file make too (the approvals ledger's claims
+    in the state folder's file: each holds it for one read and one write)."""
+    if path is None:
+        yield
+        return
+    fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # drops the flock (this descriptor is the lock file's alone)

@@ -1,10 +1,8 @@
 """The call ledger: what ran, kept outside the checkpoints.
 
-A fork or a replay restores a checkpoint's values, the approval seals included, so "this
-decision already ran" and "this call started before and never finished" live outside them, in
-LangGraph's store (`runtime.store`), which `langgraph dev`, Aegra (PostgreSQL, shared by its
-instances) and LangGraph Server always give a graph, and which the CLI opens on the same URL
-as its checkpointer (`graph.persistence.stores.open_async_store`).
+A fork or a replay restores a checkpoint's values, seals included, so what ran lives outside
+them, in LangGraph's store (`runtime.store`): `langgraph dev`, Aegra and LangGraph Server always
+give a graph one, and the CLI opens one on its checkpointer's URL (`graph.persistence.stores`).
 
 Three kinds of record, per thread (namespace `("react_agent", "calls", <thread id>)`):
 
@@ -14,18 +12,16 @@ Three kinds of record, per thread (namespace `("react_agent", "calls", <thread i
 * `asked/<task id>/ask/<n>`: the interrupt ids act's n-th re-ask about a spent decision paused
   a run with (it was shown): only an answer to one of them runs the call (`ApprovalCheck`).
 * `attempt/<task id>/<call id>`: how many times this task started the call and how many of
-  those finished, written before the tool runs (so a crash leaves it behind) and after; the
-  run's finish deletes the records of its calls whose results the thread holds (`forget`), so
-  only calls cut short stay. A task that runs again after a crash (`react-agent resume`, or
-  any engine re-running the run from its last checkpoint: LangGraph gives the task the same
-  id) finds its earlier attempts and marks the call as a re-run. A new question after a run
-  cut short mid-call (a server's cancel or `multitask_strategy="interrupt"`) finds the call by
+  those finished, written before the tool runs (so a crash leaves it behind) and after; finish
+  deletes those of calls whose results the thread holds (`forget`). A task run again after a
+  crash (LangGraph gives it the same id) finds its earlier attempts and marks the call as a
+  re-run; a new question after a run cut short mid-call (a server's cancel) finds the call by
   its id (`started`), so the model is told it may have taken effect, not that it never ran.
 
 With no store (code use: `build_graph(...)` without `store=`), the ledger is a LangGraph
-`SqliteStore` in the agent's private state folder (`ledger.sqlite`, next to the approval key):
-it holds for every process of this machine that shares that folder, not across machines. A run
-with no thread id (no checkpointer) keeps no ledger: it cannot be replayed or resumed.
+`SqliteStore` in the agent's private state folder (`ledger.sqlite`, its claims locked through
+`ledger.lock`): it holds for the processes of this machine that share that folder. A run with
+no thread id (no checkpointer) keeps no ledger: it cannot be replayed or resumed.
 """
 
 from __future__ import annotations
@@ -45,10 +41,11 @@ from langgraph.store.base import BaseStore, GetOp, Op, PutOp, SearchOp
 from langgraph.types import Command
 
 from graph import messages as m
+from graph.persistence.file_locks import held_exclusively
 from tools.support.files import private_dir, private_file, state_dir
 
 NAMESPACE = ("react_agent", "calls")
-FILE = "ledger.sqlite"
+FILE, LOCK_FILE = "ledger.sqlite", "ledger.lock"
 
 # A ledger operation, written once for both forms: a generator that yields the store operations
 # it needs one at a time (LangGraph's `Op`s, run by `batch` or `abatch`), is sent each result,
@@ -69,17 +66,20 @@ class Attempt:
 class Ledger:
     """Decisions spent and attempts started, for one thread, in `store`."""
 
-    def __init__(self, store: BaseStore, thread_id: str) -> None:
+    def __init__(self, store: BaseStore, thread_id: str, shared: Path | None = None) -> None:
         self.store = store
         self.namespace = (*NAMESPACE, label(thread_id))
+        self.shared = shared  # the lock file of a store other processes use too (the fallback)
 
     def claim(self, decision: str, call_id: str) -> bool:
         """Spend `decision` on `call_id`; False when it was spent before (ask again)."""
-        with CLAIMING.holding((self.namespace, decision)) as free:
+        held = CLAIMING.holding((self.namespace, decision))
+        with held as free, held_exclusively(self.shared if free else None):
             return free and _run(self.store, self._claim(decision, call_id))
 
     async def aclaim(self, decision: str, call_id: str) -> bool:
-        with CLAIMING.holding((self.namespace, decision)) as free:
+        held = CLAIMING.holding((self.namespace, decision))
+        with held as free, held_exclusively(self.shared if free else None):  # a local file
             return free and await _arun(self.store, self._claim(decision, call_id))
 
     def release(self, decision: str) -> None:
@@ -187,11 +187,10 @@ def label(thread_id: str) -> str:
 
 class Claims:
     """The claims this process is making right now. A claim reads the store, then writes it,
-    and `BaseStore` has no write-if-absent: two claims of one decision at once (two resumes of
-    one pause, on a store that awaits) would both find it unspent. So a claim holds its key
-    until its write is done, and a second claim of that key meanwhile is refused (the first
-    runs the call; the second asks the person again). Across processes one run per thread is
-    the engine's (the server's multitask strategy, the command line's thread lock)."""
+    and `BaseStore` has no write-if-absent, so a claim holds its key until its write is done
+    and a second claim of that key meanwhile is refused (the first runs the call; the second
+    asks again). Across processes, the fallback file is locked around each claim; on a
+    server's store one run per thread is the engine's (its multitask strategy)."""
 
     def __init__(self) -> None:
         self._held: set[Any] = set()
@@ -252,7 +251,9 @@ def ledger_for(store: BaseStore | None, thread_id: str | None) -> Ledger | None:
     run without a thread (nothing of it can be replayed or resumed)."""
     if not thread_id:
         return None
-    return Ledger(store if store is not None else fallback_store(), thread_id)
+    if store is not None:
+        return Ledger(store, thread_id)
+    return Ledger(fallback_store(), thread_id, state_dir() / LOCK_FILE)
 
 
 def fallback_store() -> BaseStore:

@@ -99,3 +99,48 @@ def test_a_call_stopped_before_it_started_is_still_not_run(
     assert out["answer"] == "ok"
     [result] = _second_request_results(model)
     assert "was not run" in result and "cut short" not in result, result
+
+
+def test_a_claim_in_the_state_folders_file_waits_for_another_process_claiming(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two processes that share the state folder (code use, no store) resume one pause: each
+    claim reads the file, then writes it, so both could find the decision unspent and run the
+    call (an outside audit saw it in 6 of 8 tries). A claim holds the file's lock for its read
+    and write: while another process holds it, the claim waits, then finds what it wrote."""
+    import subprocess
+    import sys
+    import threading
+
+    from graph.persistence.ledger import LOCK_FILE, ledger_for
+
+    monkeypatch.setenv("REACT_AGENT_STATE_DIR", str(tmp_path))
+    ledger = ledger_for(None, "t1")
+    assert ledger is not None
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, os, sys\n"
+            "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)\n"
+            "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+            "print('held', flush=True)\n"
+            "sys.stdin.read()\n",
+            str(tmp_path / LOCK_FILE),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        claimed: list[bool] = []
+        claiming = threading.Thread(target=lambda: claimed.append(ledger.claim("d1", "c1")))
+        claiming.start()
+        claiming.join(0.5)
+        assert claimed == [], "the claim did not wait for the other process's lock"
+    finally:
+        holder.communicate("", timeout=30)
+    claiming.join(30)
+    assert claimed == [True]
+    assert ledger.claim("d1", "c1") is False  # spent: a second process's claim asks again
