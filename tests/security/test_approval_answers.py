@@ -95,10 +95,8 @@ def test_the_tools_answer_replayed_where_it_asked_runs_nothing_again(
     assert any("not to a question about running it again" in t for t in refusals(agent))
 
 
-@pytest.mark.parametrize("form", ["sync", "async"])
-def test_the_first_answer_sent_again_after_a_crash_does_not_answer_the_new_question(
-    form: str,
-) -> None:
+def killed_once_agent() -> Any:
+    """per_call approval of `wire`, whose first run is killed mid-call (a crash)."""
     crash = [True]
 
     @tool
@@ -109,14 +107,27 @@ def test_the_first_answer_sent_again_after_a_crash_does_not_answer_the_new_quest
             raise KeyboardInterrupt("killed mid-call")
         return "wired"
 
-    agent = build_graph(
+    return wire_agent(wire)
+
+
+def wire_agent(wire: Any, *middleware: Any) -> Any:
+    """A run whose model calls `wire` once, gated per call, with `middleware`."""
+    return build_graph(
         model=ScriptedChatModel([calls(tool_call("wire", {"to": "alice"}, id="w")), "done"]),
         tools=[wire],
         checkpointer=InMemorySaver(),
         store=InMemoryStore(),
         approve=["wire"],
         approval_mode="per_call",
+        middleware=list(middleware),
     )
+
+
+@pytest.mark.parametrize("form", ["sync", "async"])
+def test_the_first_answer_sent_again_after_a_crash_does_not_answer_the_new_question(
+    form: str,
+) -> None:
+    agent = killed_once_agent()
     run = runner(agent, form)
     [first] = run({"messages": [("user", "wire alice")]})["__interrupt__"]
     resend = Command(resume={first.id: {"type": "approve"}})
@@ -137,15 +148,7 @@ def test_a_retrying_middleware_does_not_run_a_spent_call_on_the_first_answer(for
         ran.append(to)
         raise TimeoutError("the bank timed out")
 
-    agent = build_graph(
-        model=ScriptedChatModel([calls(tool_call("wire", {"to": "alice"}, id="w")), "done"]),
-        tools=[wire],
-        checkpointer=InMemorySaver(),
-        store=InMemoryStore(),
-        approve=["wire"],
-        approval_mode="per_call",
-        middleware=[ToolRetryMiddleware(max_retries=2, initial_delay=0, jitter=False)],
-    )
+    agent = wire_agent(wire, ToolRetryMiddleware(max_retries=2, initial_delay=0, jitter=False))
     run = runner(agent, form)
     [first] = run({"messages": [("user", "wire alice")]})["__interrupt__"]
     request = Command(resume={first.id: {"type": "approve"}})
@@ -158,24 +161,7 @@ def test_a_retrying_middleware_does_not_run_a_spent_call_on_the_first_answer(for
 
 @pytest.mark.parametrize("form", ["sync", "async"])
 def test_a_person_who_approves_the_new_question_runs_the_call_again(form: str) -> None:
-    crash = [True]
-
-    @tool
-    def wire(to: str) -> str:
-        """Wire money (needs approval)."""
-        ran.append(to)
-        if crash and crash.pop():
-            raise KeyboardInterrupt("killed mid-call")
-        return "wired"
-
-    agent = build_graph(
-        model=ScriptedChatModel([calls(tool_call("wire", {"to": "alice"}, id="w")), "done"]),
-        tools=[wire],
-        checkpointer=InMemorySaver(),
-        store=InMemoryStore(),
-        approve=["wire"],
-        approval_mode="per_call",
-    )
+    agent = killed_once_agent()
     run = runner(agent, form)
     [first] = run({"messages": [("user", "wire alice")]})["__interrupt__"]
     with pytest.raises(KeyboardInterrupt):
