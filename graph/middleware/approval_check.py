@@ -108,7 +108,8 @@ class ApprovalCheck:
 
         def again(to_run: ToolCallRequest) -> Result:
             entered.append(to_run)
-            if not shown:
+            if not shown:  # and never again: LangGraph keeps this answer for the question
+                ledger.mark_asked(question, None)
                 return not_shown(to_run.tool_call)
             return self._spend(to_run, handler, ledger, task, question, asked + 1)
 
@@ -192,7 +193,8 @@ class ApprovalCheck:
 
         async def again(to_run: ToolCallRequest) -> Result:
             entered.append(to_run)
-            if not shown:
+            if not shown:  # and never again: LangGraph keeps this answer for the question
+                await ledger.amark_asked(question, None)
                 return not_shown(to_run.tool_call)
             return await self._aspend(to_run, handler, ledger, task, question, asked + 1)
 

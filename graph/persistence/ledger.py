@@ -9,8 +9,8 @@ Three kinds of record, per thread (namespace `("react_agent", "calls", <thread i
 * `decision/<id>`: an approval decision that was used. A gated call runs only by claiming its
   decision; a decision already claimed (the call ran, or started and was cut short by a crash)
   makes act ask the person again.
-* `asked/<task id>/ask/<n>`: the interrupt ids act's n-th re-ask about a spent decision paused
-  a run with (it was shown): only an answer to one of them runs the call (`ApprovalCheck`).
+* `asked/<task id>/ask/<n>`: the ids act's n-th re-ask about a spent decision paused a run with:
+  only an answer to one runs the call, none once another answer reached it (`ApprovalCheck`).
 * `attempt/<task id>/<call id>`: how many times this task started the call and how many of
   those finished, written before the tool runs (so a crash leaves it behind) and after; finish
   deletes those of calls whose results the thread holds (`forget`). A task run again after a
@@ -97,10 +97,10 @@ class Ledger:
     async def aasked(self, question: str) -> set[str] | None:
         return await _arun(self.store, self._asked(question))
 
-    def mark_asked(self, question: str, ids: list[str]) -> None:
+    def mark_asked(self, question: str, ids: list[str] | None) -> None:
         _run(self.store, self._put(f"asked/{question}", {"ids": ids}))
 
-    async def amark_asked(self, question: str, ids: list[str]) -> None:
+    async def amark_asked(self, question: str, ids: list[str] | None) -> None:
         await _arun(self.store, self._put(f"asked/{question}", {"ids": ids}))
 
     def start(self, task_id: str, call_id: str) -> Attempt:
@@ -140,7 +140,8 @@ class Ledger:
 
     def _asked(self, question: str) -> Plan:
         item = yield GetOp(self.namespace, f"asked/{question}")
-        return None if item is None else set((item.value or {}).get("ids") or ())
+        ids = (item.value or {}).get("ids") if item is not None else None
+        return None if ids is None else set(ids)
 
     def _claim(self, decision: str, call_id: str) -> Plan:
         key = f"decision/{decision}"
@@ -186,11 +187,10 @@ def label(thread_id: str) -> str:
 
 
 class Claims:
-    """The claims this process is making right now. A claim reads the store, then writes it,
-    and `BaseStore` has no write-if-absent, so a claim holds its key until its write is done
-    and a second claim of that key meanwhile is refused (the first runs the call; the second
-    asks again). Across processes, the fallback file is locked around each claim; on a
-    server's store one run per thread is the engine's (its multitask strategy)."""
+    """The claims this process is making now. A claim reads the store, then writes it (no
+    write-if-absent in `BaseStore`), so it holds its key till its write is done and a second
+    claim of that key meanwhile is refused (asks again). Across processes the fallback file is
+    locked around each claim; on a server's store one run per thread is the engine's."""
 
     def __init__(self) -> None:
         self._held: set[Any] = set()

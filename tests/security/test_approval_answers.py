@@ -174,3 +174,40 @@ def test_a_person_who_approves_the_new_question_runs_the_call_again(form: str) -
         out = run(Command(resume={question.id: {"type": "approve"}}))
     assert ran == ["alice", "alice"]
     assert out["status"] == "answered" and not refusals(agent)
+
+
+def test_an_answer_the_re_ask_turned_down_is_not_taken_later_from_its_slot() -> None:
+    """Two gated calls, approved once and run; then, at their pause's checkpoint, an approval
+    keyed to each first question (turned down: not an answer to the re-ask it reaches). LangGraph
+    keeps a turned-down value in the re-ask's slot, and a later unkeyed resume there (an edit)
+    replayed it: the approved call ran a third time, with its old arguments."""
+    from tests.support.money_tools import clock, transfer
+    from tests.support.money_tools import ran as money
+
+    money.clear()
+    two = calls(
+        tool_call("transfer", {"to": "alice"}, id="t1"),
+        tool_call("transfer", {"to": "alice"}, id="t2"),
+        tool_call("clock", {"zone": "UTC"}, id="c1"),
+    )
+    agent = build_graph(
+        model=ScriptedChatModel([two, "done"], cycle=True),
+        tools=[transfer, clock],
+        checkpointer=InMemorySaver(),
+        store=InMemoryStore(),
+        approve=["transfer"],
+        approval_mode="per_call",
+    )
+    pauses = agent.invoke({"messages": [("user", "pay alice twice")]}, cfg())["__interrupt__"]
+    agent.invoke(Command(resume={p.id: {"type": "approve"} for p in pauses}), cfg())
+    assert money.count("transfer:alice") == 2
+    fork = next(
+        s
+        for s in agent.get_state_history(cfg())
+        if s.next == ("act", "act", "act") and len(s.interrupts) == 2
+    )
+    for question in fork.interrupts:  # each keyed to a first question: turned down
+        agent.invoke(Command(resume={question.id: {"type": "approve"}}), fork.config)
+    bob = {"type": "edit", "edited_action": {"name": "transfer", "args": {"to": "bob"}}}
+    agent.invoke(Command(resume=bob), fork.config)
+    assert money.count("transfer:alice") == 2, "an answer turned down earlier ran the call"
