@@ -496,7 +496,8 @@ def test_a_huge_result_is_cut_at_the_observation_limit(shared: Path, limit: int)
 def test_faults_are_observations_and_the_run_goes_on(
     config: Path, protocol: str, mode: str
 ) -> None:
-    """tool_timeout leaves room for the restart after `die`: it runs inside the next call."""
+    """tool_timeout leaves room for the server's start (the first call) and its restart after
+    `die` (inside the next call), with the machine loaded: 2.5 s was once too little."""
     script = [
         action(protocol, "pid", {}),
         action(protocol, "explode", {}),
@@ -507,14 +508,14 @@ def test_faults_are_observations_and_the_run_goes_on(
         action(protocol, "pid", {}),
     ]
     started = time.monotonic()
-    out = run(agent_for(protocol, script, config, tool_timeout=2.5, max_steps=20), mode)
-    assert time.monotonic() - started < 20
+    out = run(agent_for(protocol, script, config, tool_timeout=5, max_steps=20), mode)
+    assert time.monotonic() - started < 30
     assert out["status"] == "answered" and out["answer"] == "Done."
     seen = observed(out)
     assert seen[1][:2] == ("explode", True) and "kaboom" in seen[1][2]
     assert "Traceback" not in seen[1][2]
     assert seen[2] == ("flagged", True, "MCP tool 'flagged' (server 'a') failed: flagged failure")
-    assert seen[3] == ("slow", True, "Tool 'slow' timed out after 2.5 s.")
+    assert seen[3] == ("slow", True, "Tool 'slow' timed out after 5 s.")
     assert seen[4] == ("echo", False, "a: after the timeout")
     assert seen[5][:2] == ("die", True) and "MCP server 'a' stopped during the call" in seen[5][2]
     first, second = int(seen[0][2]), int(seen[6][2])
