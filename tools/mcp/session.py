@@ -122,9 +122,7 @@ class MCPServer:
             why = f"no answer within {timeout:g} s"
         except Exception as exc:
             await self.stop()
-            why = reason(exc)
-            if isinstance(_innermost(exc), McpError) and "Connection closed" in why:
-                why = "the server exited or hung up before the MCP handshake finished"
+            why = why_not_started(exc)
         else:
             return
         advice = f"; {self.advice}" if self.advice else ""
@@ -283,6 +281,28 @@ def reason(exc: BaseException) -> str:
         text = str(exc)
     text = " ".join(text.split()).rstrip(".")
     return text or f"it failed without saying why ({type(exc).__name__})"
+
+
+def why_not_started(exc: BaseException) -> str:
+    """Why a server's session failed to open. A server that exits before the handshake
+    fails on whichever side of the pipe notices first: reading its answer ("Connection
+    closed") or, when it is gone before the first request is written, writing that request
+    (a broken stream). Both are the same fact for the person who configured it."""
+    innermost = _innermost(exc)
+    if isinstance(innermost, _HUNG_UP) or (
+        isinstance(innermost, McpError) and innermost.error.message == "Connection closed"
+    ):
+        return "the server exited or hung up before the MCP handshake finished"
+    return reason(exc)
+
+
+_HUNG_UP = (
+    anyio.BrokenResourceError,
+    anyio.ClosedResourceError,
+    anyio.EndOfStream,
+    BrokenPipeError,
+    ConnectionResetError,
+)
 
 
 def _innermost(exc: BaseException) -> BaseException:
