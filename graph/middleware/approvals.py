@@ -36,6 +36,7 @@ from tools.mcp.approvals import approves
 ApprovalMode = Literal["batched", "per_call"]
 EDITS = "hitl_edited_tool_calls"  # HumanInTheLoopMiddleware's private state key
 DECISIONS = ("approve", "edit", "reject", "respond")
+NOT_RUN = "react_not_run"  # response_metadata: this result says its call was not run
 # LangChain's default notice says the model's message still holds its own call; here the stored
 # step is rewritten to the call that ran, so the notice says only what happened.
 EDIT_NOTICE = "Note: a person reviewing this call changed its arguments before it ran."
@@ -128,7 +129,7 @@ def refused(call: dict[str, Any]) -> ToolMessage:
         f"The call to {call['name']} was not run: it needs approval, and no decision was "
         "recorded for this call with these arguments."
     )
-    return m.observation(call, text, is_error=True)
+    return _not_run(call, text)
 
 
 def answers_it(request: ToolCallRequest, asked_with: set[str] | None) -> bool:
@@ -152,14 +153,18 @@ def not_shown(call: dict[str, Any]) -> ToolMessage:
         f"The call to {call['name']} was not run: its approval was used already, and the answer "
         "given was not to a question about running it again."
     )
-    return m.observation(call, text, is_error=True)
+    return _not_run(call, text)
 
 
 def not_run(calls: Sequence[dict[str, Any]], why: str) -> list[BaseMessage]:
-    return [
-        m.observation(c, f"The call to {c['name']} was not run: {why}.", is_error=True)
-        for c in calls
-    ]
+    return [_not_run(c, f"The call to {c['name']} was not run: {why}.") for c in calls]
+
+
+def _not_run(call: dict[str, Any], text: str) -> ToolMessage:
+    """A call's result that says it did not run, marked so, so no notice says what ran."""
+    message = m.observation(call, text, is_error=True)
+    message.response_metadata[NOT_RUN] = True
+    return message
 
 
 def unreadable(exc: Exception, allowed: Sequence[str] = DECISIONS) -> str:
@@ -238,8 +243,9 @@ def steps_edited(step: AIMessage | None, results: Sequence[BaseMessage]) -> AIMe
 def with_edit_notice(
     result: ToolMessage | Command, request: ToolCallRequest, edited: bool
 ) -> ToolMessage | Command:
-    """A re-asked call the person edited: the model is told what ran, as HITL tells it."""
-    if not edited or not isinstance(result, ToolMessage):
+    """A re-asked call the person edited: the model is told what ran, as HITL tells it (and
+    nothing of the edit when the call did not run after all)."""
+    if not edited or not isinstance(result, ToolMessage) or result.response_metadata.get(NOT_RUN):
         return result
     call = request.tool_call
     shown = json.dumps(call["args"], ensure_ascii=False, default=str)

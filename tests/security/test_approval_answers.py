@@ -211,3 +211,20 @@ def test_an_answer_the_re_ask_turned_down_is_not_taken_later_from_its_slot() -> 
     bob = {"type": "edit", "edited_action": {"name": "transfer", "args": {"to": "bob"}}}
     agent.invoke(Command(resume=bob), fork.config)
     assert money.count("transfer:alice") == 2, "an answer turned down earlier ran the call"
+
+
+def test_a_re_asked_edit_that_did_not_run_says_only_that_it_did_not_run() -> None:
+    """The batched re-ask tells the model what a person's edit ran; when the edited call was
+    then not run (its answer was not to the re-ask), the result must not also say it ran."""
+    from langgraph.prebuilt.tool_node import ToolCallRequest
+
+    from graph.middleware.approvals import not_shown, refused, with_edit_notice
+
+    call = {"name": "wire", "args": {"to": "bob"}, "id": "w", "type": "tool_call"}
+    request = ToolCallRequest(tool_call=call, tool=None, state={}, runtime=None)
+    for result in (not_shown(call), refused(call)):
+        told = with_edit_notice(result, request, edited=True)
+        assert told.text == result.text and "Executed instead" not in told.text
+    ran = ToolMessage("wired", tool_call_id="w", name="wire")
+    told = with_edit_notice(ran, request, edited=True)
+    assert "Executed instead: wire" in told.text and told.text.endswith("wired")
