@@ -13,6 +13,8 @@ from graph.models.call import ModelDeadline
 from graph.models.factory import NO_KEY_NEEDED, endpoint_name, wants_local
 from graph.settings import AgentContext, ConfigError
 
+# where the endpoint was set: the variable, the command's option, or `build_graph`'s argument
+BASE_URL = "the base URL (OPENAI_BASE_URL, --base-url or base_url=)"
 _TOOLS_UNSUPPORTED = re.compile(
     r"(tool|function)[^.]{0,60}(not (be )?support|unsupported|not available|not enabled|"
     r"not allowed|disabled|invalid)|(does not|doesn't|do not) support[^.]{0,40}(tool|function)|"
@@ -80,7 +82,7 @@ def describe_failure(
         )
     elif _is(exc, "APIConnectionError") or isinstance(exc, ConnectionError):
         text = f"Could not reach {where}: {one_line(_root_cause(exc))}"
-        text += "." if own else "; check OPENAI_BASE_URL and that the server is running."
+        text += "." if own else f"; check {BASE_URL} and that the server is running."
     elif status in (401, 403):
         text = f"{where} rejected the API key (HTTP {status})"
         text += "." if own else f"; check {ctx.api_key_env} (and that it is this endpoint's)."
@@ -90,7 +92,7 @@ def describe_failure(
             "."
             if own
             else (
-                "; check the model name (REACT_AGENT_MODEL) and that OPENAI_BASE_URL ends where "
+                "; check the model name (REACT_AGENT_MODEL) and that the base URL ends where "
                 "the API starts (often /v1)."
             )
         )

@@ -159,7 +159,8 @@ def test_unreachable_endpoint_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
     assert out["error"].startswith(
         "Could not reach the model endpoint http://127.0.0.1:9/v1 (model 'deepseek-v3')"
     )
-    assert out["error"].endswith("check OPENAI_BASE_URL and that the server is running.")
+    assert out["error"].endswith("and that the server is running.")
+    assert "OPENAI_BASE_URL, --base-url" in out["error"]
 
 
 def test_rejected_key_is_explained_without_the_key(
