@@ -26,7 +26,12 @@ from graph.protocols.native import decide_native, native_system_prompt
 from graph.protocols.text.chat_model import TextReAct
 from graph.protocols.text.decoding import request_options
 from graph.protocols.text.grammar import grammar_for
-from graph.protocols.text.prompts import OBSERVATION, text_system_prompt, text_transcript
+from graph.protocols.text.prompts import (
+    OBSERVATION,
+    instructions_text,
+    text_system_prompt,
+    text_transcript,
+)
 
 STOP = [OBSERVATION]
 
@@ -99,7 +104,7 @@ def request_messages(
     (`own_prompt`) gets the text protocol's system prompt and transcript."""
     sent = list(messages) if prepared else conversation(messages)
     given = instructions if isinstance(instructions, SystemMessage) else None
-    text = given.text if given is not None else instructions
+    text = instructions_text(given) if given is not None else instructions
     if protocol == "native":
         system = given if given is not None and text else system_message(native_system_prompt(text))
         return [system, *sent]

@@ -93,6 +93,27 @@ def test_a_system_message_keeps_its_content(protocol: str) -> None:
             assert sent.text.startswith("Be brief.\n\n")
 
 
+def test_a_system_message_in_several_text_blocks_reads_as_paragraphs() -> None:
+    """The text protocol writes a system message's text into its own prompt: each block a
+    paragraph (LangChain's `.text` would run "Be brief.Answer in French." together), an image
+    block left out. The same under create_agent with TextReAct."""
+    from graph.protocols.text.chat_model import TextReAct
+
+    blocks = [
+        {"type": "text", "text": "Be brief."},
+        {"type": "image", "url": "https://example.com/logo.png"},
+        {"type": "text", "text": "Answer in French.", "cache_control": {"type": "ephemeral"}},
+    ]
+    ours = tool_then_answer("text")
+    build_graph(ours, [echo], protocol="text", system_prompt=SystemMessage(blocks)).invoke(QUESTION)
+    theirs = tool_then_answer("text")
+    create_agent(TextReAct(theirs), [echo], system_prompt=SystemMessage(blocks)).invoke(QUESTION)
+    for model in (ours, theirs):
+        prompt = model.requests[0].messages[0].text
+        assert prompt.startswith("Be brief.\n\nAnswer in French.\n\n"), prompt[:80]
+        assert "example.com" not in prompt
+
+
 def test_middleware_sees_the_callers_system_message() -> None:
     """A `wrap_model_call` reads `request.system_message` as create_agent hands it over: the
     caller's message itself, content blocks and all."""

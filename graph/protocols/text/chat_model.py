@@ -53,6 +53,7 @@ from graph.protocols.text.inner_call import agenerate, child_config, generate, w
 from graph.protocols.text.one_chunk import OneChunkStream
 from graph.protocols.text.prompts import (
     OBSERVATION,
+    instructions_text,
     text_system_prompt,
     text_transcript,
     tool_spec,
@@ -154,7 +155,7 @@ class TextReAct(OneChunkStream, BaseChatModel):
         and `forced`: the call's (`offered`); by default the model's own."""
         tools, forced = (self.tools, self.forced) if tools is None else (tools, forced)
         system = [m for m in messages if isinstance(m, SystemMessage)]
-        instructions = "\n\n".join(m.text for m in system) or None
+        instructions = "\n\n".join(instructions_text(m) for m in system) or None
         rest = [m for m in messages if not isinstance(m, SystemMessage)]
         prompt = text_system_prompt(tools, instructions)
         if forced and tools:

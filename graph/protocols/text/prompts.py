@@ -50,6 +50,20 @@ def tool_spec(tool: Any) -> dict[str, Any]:
     return spec
 
 
+def instructions_text(message: SystemMessage) -> str:
+    """A system message's words for a prompt of our own: its text blocks as paragraphs (a
+    person who writes instructions as blocks writes one part each; LangChain's `.text` joins
+    them with nothing between), other blocks (images, cache markers) left out."""
+    if isinstance(message.content, str):
+        return message.content
+    texts = [
+        block if isinstance(block, str) else block.get("text", "")
+        for block in message.content
+        if isinstance(block, str) or block.get("type") == "text"
+    ]
+    return "\n\n".join(text.strip() for text in texts if text.strip())
+
+
 def text_system_prompt(tools: Sequence[Any], instructions: str | None = None) -> str:
     """The text-protocol system prompt: instructions, the tools (LangChain tools or function
     specs) with their JSON argument schemas, the reply format."""
