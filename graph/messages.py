@@ -26,6 +26,7 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 MARK = "react_agent"  # response_metadata key: what kind of agent message this is
+FROM_MIDDLEWARE = "middleware"  # MARK of a HumanMessage a middleware hook added mid-run
 RAW = "react_text"  # the model's own text of a text-protocol step
 PROTOCOL = "react_protocol"
 THOUGHT = "react_thought"  # the thought before a text-protocol Final Answer
@@ -67,7 +68,20 @@ def is_agent_note(message: BaseMessage) -> bool:
 
 
 def is_user_message(message: BaseMessage) -> bool:
-    return isinstance(message, HumanMessage) and not is_agent_note(message)
+    """A person's message: not the agent's own note, nor one a middleware hook added mid-run
+    (a reminder, a "try again": in `create_agent` it is just written, it starts no run)."""
+    return (
+        isinstance(message, HumanMessage)
+        and not is_agent_note(message)
+        and kind_of(message) != FROM_MIDDLEWARE
+    )
+
+
+def from_middleware(message: HumanMessage) -> HumanMessage:
+    """A HumanMessage a middleware hook wrote, marked so (same id; shown like any other)."""
+    return message.model_copy(
+        update={"response_metadata": {**message.response_metadata, MARK: FROM_MIDDLEWARE}}
+    )
 
 
 def observation(

@@ -22,7 +22,7 @@ from langgraph.runtime import get_runtime
 
 from graph.loop.bindings import Bindings
 from graph.loop.closing import closing_update
-from graph.loop.turn import new_turn
+from graph.loop.turn import new_turn, sent_back
 from graph.messages import ID_OF
 from graph.models import factory, failures
 from graph.models.call import Limits, ReplyTooLong
@@ -62,9 +62,10 @@ class Plan:
 def prepare(b: Bindings, state: AgentState, started: frozenset[str] = frozenset()) -> Plan:
     """`started`: calls of the last step with no result that the call ledger saw start."""
     reset = new_turn(state, started)
-    run = {**(state.get("run") or {}), **((reset or {}).get("run") or {})}
-    update: dict[str, Any] = dict(reset or {})
-    if reset is not None:
+    answered = sent_back(state) if reset is None else None
+    run = {**(state.get("run") or {}), **((reset or answered or {}).get("run") or {})}
+    update: dict[str, Any] = dict(reset or answered or {})
+    if reset is not None or answered is not None:
         update["run"] = dict(run)
     stored = state.get("messages") or []
     added = update.get("messages")

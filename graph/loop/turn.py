@@ -84,11 +84,42 @@ def new_turn(state: AgentState, started: Collection[str] = ()) -> dict[str, Any]
     }
 
 
+def sent_back(state: AgentState) -> dict[str, Any] | None:
+    """Within a run, the answers for a step's calls that never ran because a middleware sent
+    the step back to the model (an `after_model` jump to `model`, with or without a message
+    of its own), or None. Chat APIs refuse a call with no result, so the model is told they
+    did not run instead (`create_agent` sends them unanswered)."""
+    messages = state.get("messages") or []
+    results: set[str] = set()
+    for message in reversed(messages):
+        if isinstance(message, ToolMessage):
+            results.add(message.tool_call_id)
+        elif isinstance(message, AIMessage):
+            if all(c["id"] in results for c in message.tool_calls):
+                return None
+            break
+    else:
+        return None
+    run = state.get("run") or {}
+    decided = [*(run.get("asking") or ()), *(state.get("approvals") or {})]
+    answers = calls_not_run(messages, run.get("review") or (), decided, why=SENT_BACK)
+    return {"messages": answers, "run": {"review": []}} if answers else None
+
+
+SENT_BACK = "a middleware sent its step back to the model before it ran"
+MOVED_ON = (
+    "the conversation moved on before it ran (a new message came while it waited for "
+    "approval, or it was written into a finished run)"
+)
+
+
 def calls_not_run(
     messages: list[BaseMessage],
     waiting: Collection[str] = (),
     decided: Collection[str] = (),
     started: Collection[str] = (),
+    *,
+    why: str = MOVED_ON,
 ) -> list[BaseMessage]:
     """Answers for the tool calls of the last step that have no result: a pending approval
     that got a new message instead of a decision, a step a client wrote into a finished run
@@ -128,14 +159,10 @@ def calls_not_run(
     for call in [*step.tool_calls, *broken]:
         if call["id"] in ours:
             continue
-        why = (
-            "its arguments could not be read"  # a broken call the run ended on
-            if call in broken
-            else "the conversation moved on before it ran (a new message came while it "
-            "waited for approval, or it was written into a finished run)"
-        )
+        # a broken call the run ended on
+        because = "its arguments could not be read" if call in broken else why
         name = call.get("name") or "a tool"
-        text = f"The call to {name} was not run: {why}. Do not assume it happened."
+        text = f"The call to {name} was not run: {because}. Do not assume it happened."
         if call["id"] in started:
             text = (
                 f"The call to {name} was cut short: it started, but its run was stopped "

@@ -11,7 +11,7 @@ one sentence before anything of its update is stored.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from langchain.agents.middleware import (
@@ -19,7 +19,7 @@ from langchain.agents.middleware import (
     ModelCallLimitMiddleware,
     ToolCallLimitMiddleware,
 )
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import Runnable
 from langgraph.constants import END
 from langgraph.graph import StateGraph
@@ -28,7 +28,7 @@ from langgraph.types import Command
 
 from graph._compat import declared_jumps, node_trace_policy, untraced
 from graph.channels import check_update
-from graph.messages import as_observation
+from graph.messages import as_observation, from_middleware, is_user_message
 from graph.node_names import CREATE_AGENT_NODES, our_goto
 from graph.usage import counted, with_tokens
 from tools.support.blocking import run_sync
@@ -82,13 +82,13 @@ def hook_node(middleware: AgentMiddleware, hook: str) -> Runnable:
                 result = sync_hook(state, runtime)
             else:
                 result = run_sync(lambda: async_hook(state, runtime))
-        return _counted(state, closing(state, written(middleware, result)), tokens)
+        return _counted(state, closing(state, written(middleware, result, state)), tokens)
 
     async def arun(state: dict[str, Any]) -> dict[str, Any]:
         runtime = get_runtime()
         with counted() as tokens:
             result = await async_hook(state, runtime) if async_own else sync_hook(state, runtime)
-        return _counted(state, closing(state, written(middleware, result)), tokens)
+        return _counted(state, closing(state, written(middleware, result, state)), tokens)
 
     return untraced(run, arun, node_name(middleware, hook))  # one run and one event per node
 
@@ -103,7 +103,7 @@ def add_hook_nodes(builder: StateGraph, hooks: dict[str, list[AgentMiddleware]])
             builder.add_node(node_name(ware, hook), hook_node(ware, hook), trace_policy=policy)
 
 
-def written(middleware: AgentMiddleware, result: Any) -> Any:
+def written(middleware: AgentMiddleware, result: Any, state: dict[str, Any]) -> Any:
     """The hook's update, with the run's status when it ends or resumes the loop: a limit
     reached is `max_steps`, another middleware's stop is `stopped` (its reply, if it wrote one,
     is the answer), and a jump back into the loop keeps the run going."""
@@ -111,7 +111,7 @@ def written(middleware: AgentMiddleware, result: Any) -> Any:
         return {}
     if isinstance(result, Command):  # a node's own way to write and route, as in create_agent
         update = result.update
-        update = written(middleware, update) if isinstance(update, dict) else update
+        update = written(middleware, update, state) if isinstance(update, dict) else update
         return dataclasses.replace(result, update=update, goto=our_goto(result.goto, _GOTO))
     if not isinstance(result, dict):
         raise TypeError(
@@ -121,7 +121,8 @@ def written(middleware: AgentMiddleware, result: Any) -> Any:
     update = dict(result)
     check_update(update)  # refused here, before LangGraph stores any of it
     if "messages" in update:
-        update["messages"] = observations_marked(update["messages"])
+        thread = state.get("messages") or []
+        update["messages"] = marked_as_agents(update["messages"], lambda: {x.id for x in thread})
     jump = update.get("jump_to")
     if jump == "end":
         update["status"] = "max_steps" if isinstance(middleware, LIMITS) else "stopped"
@@ -134,13 +135,25 @@ def written(middleware: AgentMiddleware, result: Any) -> Any:
     return update
 
 
-def observations_marked(messages: Any) -> Any:
-    """A hook's messages with its ToolMessages marked as the agent's observations."""
-    if isinstance(messages, ToolMessage):
-        return as_observation(messages)
-    if isinstance(messages, list):
-        return [as_observation(x) if isinstance(x, ToolMessage) else x for x in messages]
-    return messages
+def marked_as_agents(messages: Any, held: Callable[[], Collection[str]]) -> Any:
+    """A hook's messages with its ToolMessages marked as the agent's observations and the
+    HumanMessages it adds marked as the middleware's, so neither reads as the client's (a
+    stand-in result; a new question that would start a new run). A HumanMessage the thread
+    holds already (`held`: its ids; a hook rewriting the conversation), or that the agent's
+    own policies marked (a nudge), keeps what it is."""
+    items = messages if isinstance(messages, list) else [messages]
+    if not any(isinstance(x, (ToolMessage, HumanMessage)) for x in items):
+        return messages
+    kept = held()
+    marked = [
+        as_observation(x)
+        if isinstance(x, ToolMessage)
+        else from_middleware(x)
+        if is_user_message(x) and (x.id is None or x.id not in kept)
+        else x
+        for x in items
+    ]
+    return marked if isinstance(messages, list) else marked[0]
 
 
 def _reply(messages: Any) -> str | None:

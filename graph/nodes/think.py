@@ -29,7 +29,7 @@ from graph.loop.request import aexecute, execute
 from graph.loop.turn import unanswered
 from graph.middleware.approvals import needs_approval
 from graph.middleware.chain import achain_model_call, chain_model_call
-from graph.middleware.hooks import observations_marked
+from graph.middleware.hooks import marked_as_agents
 from graph.persistence.ledger import Ledger, ledger_for
 from graph.state import AgentState
 from graph.usage import counted, with_tokens
@@ -113,7 +113,7 @@ def decide(plan: Plan, response: ModelResponse, commands: list[Command]) -> dict
     correction. A reply a middleware wrote itself (no agent mark) is read by its shape. A step
     carries its number in the run (what the step limit counts), and the bookkeeping is written
     only where it changes: an ordinary step writes its messages alone."""
-    written = observations_marked(list(response.result))
+    written = marked_as_agents(list(response.result), lambda: plan.known_ids)
     step = next((x for x in reversed(written) if isinstance(x, AIMessage)), None)
     before = plan.update.get("messages", [])  # a new turn's answers for calls never run
     update = _with_commands({k: v for k, v in plan.update.items() if k != "messages"}, commands)

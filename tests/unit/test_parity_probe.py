@@ -588,7 +588,7 @@ class AsyncOnlyWraps(AgentMiddleware):
 @pytest.mark.parametrize("mode", MODES)
 def test_a_class_middleware_with_both_forms_jumps_and_wraps_the_same(mode: str) -> None:
     """By design ours answers the calls a jump left behind (`graph/loop/turn.py`
-    calls_not_run), so the conversation stays one a chat API takes; create_agent leaves them
+    sent_back), so the conversation stays one a chat API takes; create_agent leaves them
     unanswered. Apart from that answer, the same."""
     script = [
         step(tool_call("double", {"number": 2}, id="c1")),
