@@ -53,6 +53,15 @@ def unfence(text: str) -> str:
     return value
 
 
+def fenced_body(text: str) -> str:
+    """What one code fence around all of `text` holds (```json ... ```), else the text: a value
+    written as a code block is read from its content. (`unfence` keeps a closed pair: a Final
+    Answer that is a code block shows the user the block.)"""
+    value = text.strip()
+    fenced = _FENCED.match(value) if value.startswith("```") else None
+    return fenced.group("body").strip() if fenced else value
+
+
 def unquote(text: str) -> str:
     """Text without quotes around all of it (a JSON string is decoded)."""
     value = text.strip()

@@ -19,7 +19,13 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.chat_models import agenerate_from_stream, generate_from_stream
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
-from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig
+from langchain_core.runnables import (
+    Runnable,
+    RunnableBinding,
+    RunnableConfig,
+    RunnableWithFallbacks,
+)
+from langchain_core.runnables.retry import RunnableRetry
 from langgraph.constants import TAG_NOSTREAM
 
 Reply = tuple[BaseMessage, dict[str, Any] | None]  # the message and the result's llm_output
@@ -27,12 +33,39 @@ Reply = tuple[BaseMessage, dict[str, Any] | None]  # the message and the result'
 
 def wrapped_model(inner: Runnable) -> tuple[BaseChatModel | None, dict[str, Any]]:
     """The chat model `inner` is, or binds arguments to (`.bind(...)`, any depth), and those
-    arguments; None for another runnable."""
+    arguments; None for another runnable. Any `RunnableBinding` is a binding: a chat model's
+    `.bind(...)` returns a subclass of it (`_ChatModelBinding` in langchain-core 1.x)."""
     bound: dict[str, Any] = {}
-    while type(inner) is RunnableBinding:
+    while isinstance(inner, RunnableBinding):
         bound = {**inner.kwargs, **bound}
         inner = inner.bound
     return (inner, bound) if isinstance(inner, BaseChatModel) else (None, {})
+
+
+def model_of(inner: Runnable) -> BaseChatModel | None:
+    """The chat model that writes the text: `inner`, or the model a binding, a retry or a
+    fallback list (its first) runs; None for another runnable."""
+    model, _ = wrapped_model(inner)
+    if model is None and isinstance(inner, RunnableRetry):
+        return model_of(inner.bound)
+    if model is None and isinstance(inner, RunnableWithFallbacks):
+        return model_of(inner.runnable)
+    return model
+
+
+def identity(inner: Runnable) -> Any:
+    """What tells `inner` apart from another model in TextReAct's response cache: a chat
+    model's own identifying parameters (its type, model name, temperature, ...) with what a
+    binding binds, as a plain chat model's cache key holds them; through `.with_retry()` and
+    `.with_fallbacks()` to the models they run; another runnable by its repr."""
+    model, bound = wrapped_model(inner)
+    if model is not None:
+        return {**model.asdict(), **bound}  # its identifying parameters and its `_type`
+    if isinstance(inner, RunnableRetry):
+        return {"retried": identity(inner.bound)}
+    if isinstance(inner, RunnableWithFallbacks):
+        return [identity(runnable) for runnable in inner.runnables]
+    return repr(inner)
 
 
 def generate(

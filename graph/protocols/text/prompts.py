@@ -50,6 +50,13 @@ def tool_spec(tool: Any) -> dict[str, Any]:
     return spec
 
 
+def provider_tool(tool: Any) -> bool:
+    """A provider's built-in tool (`{"type": "web_search_preview"}`): a dict that is no function
+    in OpenAI's shape. Its provider runs it inside a native call, so the text protocol, whose
+    calls the agent runs, cannot offer it."""
+    return isinstance(tool, dict) and "function" not in convert_to_openai_tool(tool)
+
+
 def instructions_text(message: SystemMessage) -> str:
     """A system message's words for a prompt of our own: its text blocks as paragraphs (a
     person who writes instructions as blocks writes one part each; LangChain's `.text` joins

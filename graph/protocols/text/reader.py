@@ -132,7 +132,8 @@ class _Reply:
         text = normalize(translate_tokens(self.raw))
         step = self._read(text)
         if self.stop is not None:
-            return replace(step, read=self.source[: self.stop].strip())
+            ended = bool(self.source[self.stop :].strip())
+            return replace(step, read=self.source[: self.stop].strip(), ended=ended)
         return replace(step, read=cut_reply(text))
 
     def _read(self, text: str) -> ReactStep:

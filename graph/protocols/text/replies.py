@@ -16,6 +16,9 @@ The reader (`reader.parse_react`) decides what the reply says; this module decid
 * a reply that cannot be used (no name, broken JSON, nothing written): `invalid_tool_calls` with
   the reason, as a provider reports a call whose arguments were broken JSON, and the text the
   model wrote as the content, so a user whose agent ends there sees it;
+* a reply cut off at the token limit (`truncation`): a call the cut fell inside is invalid
+  (its name and the reply as written, the error saying it was cut off), as `ChatOpenAI` reports
+  a cut-off native call, so nothing runs with arguments the reader's repair completed;
 * a reply that carries native `tool_calls` after all, or a refusal: kept as the model made it.
 
 What the reader reports rides in `response_metadata`: the step as read (`react_text`: what later
@@ -34,11 +37,12 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage
 
 from graph.messages import NOTE, RAW, THOUGHT, new_call_id, refused
-from graph.protocols.text.arguments import unfence
+from graph.protocols.text.arguments import fenced_body, unfence
 from graph.protocols.text.prompts import READ, step_digest, written_call
 from graph.protocols.text.reader import parse_react
 from graph.protocols.text.step import ReactStep
 from graph.protocols.text.toolset import Toolset
+from graph.protocols.text.truncation import as_cut, cut_off
 
 # The inner reply's `model_name`, kept under this key when the inner call was a run of its own
 # (a runnable around the model, `TextReAct._generate`): LangChain's usage counter
@@ -66,6 +70,9 @@ def read_text_reply(
     step = parse_react(raw, tools or None)
     if step.kind == "error" and tools:
         step = _as_written(raw, tools) or step
+    cut = cut_off(reply.response_metadata)  # at the token limit: no call cut inside it runs
+    named = step.tool if cut and step.kind == "action" else None
+    step = as_cut(step) if cut else step
     if not tools and step.kind != "final" and (step.read or raw).strip():
         answer = (step.read or raw).strip()
         step = ReactStep(kind="final", answer=answer, read=answer)
@@ -92,7 +99,7 @@ def read_text_reply(
         meta[READ] = step_digest(step.answer or "", [])
         return AIMessage(content=step.answer or "", **fields)
     error = step.error or "the reply could not be parsed"
-    invalid = {"name": None, "args": raw, "id": new_call_id(), "error": error}
+    invalid = {"name": named, "args": raw, "id": new_call_id(), "error": error}
     invalid["type"] = "invalid_tool_call"
     return AIMessage(content=step.thought or meta[RAW], invalid_tool_calls=[invalid], **fields)
 
@@ -120,12 +127,13 @@ def _as_written(raw: str, tools: Sequence[Any]) -> ReactStep | None:
 
 
 def _forced_call(step: ReactStep, tools: Sequence[Any], forced: str) -> ReactStep | None:
-    """Under a forced choice of one tool, a Final Answer that is a JSON object is that tool's
-    call: a model asked for a structured answer often writes the object as its answer."""
+    """Under a forced choice of one tool, a Final Answer that is a JSON object (bare, or the
+    whole of a code fence) is that tool's call: a model asked for a structured answer often
+    writes the object as its answer, and often in a ```json fence."""
     names = list(Toolset(tools).names)
     target = forced if forced in names else names[0] if len(names) == 1 else None
     try:
-        value = json.loads(unfence(step.answer or ""))
+        value = json.loads(fenced_body(unfence(step.answer or "")))
     except ValueError:
         return None
     if target is None or not isinstance(value, dict):

@@ -39,6 +39,9 @@ class ReactStep:
     error: str | None = None
     note: str | None = None
     read: str = ""  # the step as read (`reader`'s docstring); empty for a reply not read
+    # text followed the step as read (an invented observation, prose): a reply cut off at the
+    # token limit was cut after the step, not inside it (`truncation.whole_call`)
+    ended: bool = False
 
 
 def error(message: str, thought: str = "") -> ReactStep:
