@@ -25,11 +25,13 @@ from collections.abc import Iterable, Mapping
 from contextlib import aclosing
 from typing import Any
 
+from langchain_core.runnables.config import merge_configs
 from langgraph.channels.base import BaseChannel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, StateUpdate
 
+from graph.caller_schemas import nested_marked
 from graph.channels import CHECKS
 from graph.continuing import (
     NothingToResume,
@@ -83,32 +85,34 @@ class AgentGraph(CompiledStateGraph):
 
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         input, thread_checks = self._checked_input(input)
-        config, kwargs = invoked(config), self._run_options(kwargs)
-        resuming = continues(input, config)
-        if named_checkpoint(config) and self._has_threads(config):
-            check_known(self.checkpointer.get_tuple(config), config)
-        if (thread_checks or resuming) and self._has_threads(config):
-            _check_on_thread(self.get_state(config), input, thread_checks, resuming)
-        if _new_input(input, config) and self._has_threads(config):
-            input, kept = paused_input(input, self.checkpointer.get_tuple(config))
+        config, kwargs = nested_marked(invoked(config)), self._run_options(kwargs)
+        where = self._bound(config)
+        resuming = continues(input, where)
+        if named_checkpoint(where) and self._has_threads(where):
+            check_known(self.checkpointer.get_tuple(where), where)
+        if (thread_checks or resuming) and self._has_threads(where):
+            _check_on_thread(self.get_state(where), input, thread_checks, resuming)
+        if _new_input(input, where) and self._has_threads(where):
+            input, kept = paused_input(input, self.checkpointer.get_tuple(where))
             if kept:
                 update = [[StateUpdate({"messages": kept}, "act")]]
-                super().bulk_update_state(outside_the_run(config), update)
+                super().bulk_update_state(outside_the_run(where), update)
         yield from super().stream(input, config, **kwargs)
 
     async def astream(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         input, thread_checks = self._checked_input(input)
-        config, kwargs = invoked(config), self._run_options(kwargs)
-        resuming = continues(input, config)
-        if named_checkpoint(config) and self._has_threads(config):
-            check_known(await self.checkpointer.aget_tuple(config), config)
-        if (thread_checks or resuming) and self._has_threads(config):
-            _check_on_thread(await self.aget_state(config), input, thread_checks, resuming)
-        if _new_input(input, config) and self._has_threads(config):
-            input, kept = paused_input(input, await self.checkpointer.aget_tuple(config))
+        config, kwargs = nested_marked(invoked(config)), self._run_options(kwargs)
+        where = self._bound(config)
+        resuming = continues(input, where)
+        if named_checkpoint(where) and self._has_threads(where):
+            check_known(await self.checkpointer.aget_tuple(where), where)
+        if (thread_checks or resuming) and self._has_threads(where):
+            _check_on_thread(await self.aget_state(where), input, thread_checks, resuming)
+        if _new_input(input, where) and self._has_threads(where):
+            input, kept = paused_input(input, await self.checkpointer.aget_tuple(where))
             if kept:
                 update = [[StateUpdate({"messages": kept}, "act")]]
-                await super().abulk_update_state(outside_the_run(config), update)
+                await super().abulk_update_state(outside_the_run(where), update)
         # closed with ours (as `yield from` closes the sync one): a caller that stops reading
         # must find the run ended, its writes landed, before it sends the next input
         async with aclosing(super().astream(input, config, **kwargs)) as parts:
@@ -130,6 +134,11 @@ class AgentGraph(CompiledStateGraph):
         if thread_checks := self._check_supersteps(supersteps):
             _check_against_thread(thread_checks, await self.aget_state(config))
         return await super().abulk_update_state(config, supersteps)
+
+    def _bound(self, config: Any) -> Any:
+        """The call's config as the run reads it: with what `with_config` bound (a thread id
+        bound once for every call), for the checks made before LangGraph starts."""
+        return merge_configs(self.config, config) if self.config else config
 
     def _has_threads(self, config: Any) -> bool:
         configurable = (config or {}).get("configurable") or {}

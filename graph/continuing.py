@@ -72,9 +72,15 @@ def check_resume(snapshot: Any, input: Any) -> None:
     if not snapshot.next and run_status(snapshot.values or {}) != "running":
         status = (snapshot.values or {}).get("status")
         where = f"its last run ended with status {status!r}" if status else "it has no run yet"
+        retry = (  # a failed model call: its last good step is kept, and can be run again
+            "; or run it again from its last step with "
+            "graph.persistence.resume.resume_config(agent, config) (`react-agent resume`)"
+            if status in ("error", "timeout")
+            else ""
+        )
         raise NothingToResume(
             f"Nothing to resume: no run on this thread is paused ({where}); send a new message "
-            "instead."
+            f"instead{retry}."
         )
     if not deciding(input) or snapshot.interrupts:
         return

@@ -21,6 +21,7 @@ from langgraph.runtime import get_runtime
 
 from graph import messages as m
 from graph._compat import config_runtime
+from graph.caller_schemas import run_settings_only
 from graph.loop.bindings import Bindings
 from graph.loop.tasks import idle, pending_calls
 from graph.middleware.approvals import steps_edited
@@ -45,7 +46,8 @@ def make_route_after_act(b: Bindings, loop_entry: str) -> Any:
             return "observe"
         # from the config: none in `update_state(..., as_node="act")` (`config_runtime`)
         runtime = config_runtime(config)
-        ctx = b.context(runtime.context if runtime is not None else None, read_env=False)
+        given = run_settings_only(runtime.context) if runtime is not None else None
+        ctx = b.context(given, read_env=False)
         return "observe" if assess(b, ctx, state) else loop_entry
 
     return route_after_act
