@@ -93,6 +93,10 @@ def shown_value(value: Any) -> str:
     return str(value)
 
 
+class EnvFileError(ValueError):
+    """A `.env` file that cannot be read as settings (one sentence naming it)."""
+
+
 def load_env_file(path: str | os.PathLike[str] | None = None) -> Path | None:
     """Read `.env` (from the current directory upwards) without overriding the environment.
     Called by the `react-agent` entry point; `langgraph dev` reads it through langgraph.json."""
@@ -100,6 +104,12 @@ def load_env_file(path: str | os.PathLike[str] | None = None) -> Path | None:
 
     found = str(path) if path else find_dotenv(usecwd=True)
     if found and Path(found).is_file():
-        load_dotenv(found, override=False)
+        try:
+            load_dotenv(found, override=False, encoding="utf-8")
+        except UnicodeDecodeError as exc:  # the settings below it would be read wrong
+            raise EnvFileError(
+                f"{found} is not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset "
+                f"{exc.start}); save it as UTF-8."
+            ) from None
         return Path(found)
     return None

@@ -6,7 +6,9 @@ A paused step carries one interrupt in LangChain's human-in-the-loop schema:
      "review_configs": [{"action_name", "allowed_decisions": ["approve", "edit", "reject",
                                                               "respond"]}]}
 
-and is resumed with `{"decisions": [...]}`, one decision per request, in order:
+and is resumed with `{"decisions": [...]}`, one decision per request, in order (in `per_call`
+mode each gated call is a question of its own, `{"type": "tool_approval", "name", "args"}`,
+answered with one decision keyed by its interrupt id):
 `{"type": "approve"}`, `{"type": "edit", "edited_action": {"name", "args"}}` or
 `{"type": "reject", "message"}` or `{"type": "respond", "message"}` (the person answers in
 the tool's place; the tool does not run). These are LangChain's `HumanInTheLoopMiddleware`
@@ -23,7 +25,10 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from typing import Any
+
+from pydantic import TypeAdapter
 
 from graph.cli.output import say, visible, visible_json
 
@@ -56,6 +61,8 @@ def read_line(prompt: str) -> str | None:
     raw = buffer.readline()
     if raw == b"":
         return _ended(prompt)
+    if not stdin.isatty():  # piped: no echo ended the prompt's line, so it is ended here
+        sys.stderr.write("\n")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -77,8 +84,15 @@ def ask_decisions(interrupts: Any) -> Any | None:
     run should stay paused (end of input, or a pause this command cannot answer)."""
     pauses = list(interrupts)
     answers: dict[str, Any] = {}
+    by_id = len(pauses) > 1
     for pause in pauses:
         value = pause.value
+        if isinstance(value, dict) and value.get("type") == "tool_approval":  # per_call mode
+            decision = _decide(value, allowed_by(getattr(pause, "response_schema", None)))
+            if decision is None:
+                return None
+            answers[pause.id], by_id = decision, True  # a decision answers its own question
+            continue
         requests = value.get("action_requests") if isinstance(value, dict) else None
         if not isinstance(requests, list) or not requests:
             say(
@@ -93,9 +107,34 @@ def ask_decisions(interrupts: Any) -> Any | None:
                 return None
             decisions.append(decision)
         answers[pause.id] = {"decisions": decisions}
-    if len(answers) == 1:
+    if not by_id:
         return next(iter(answers.values()))
-    return answers  # several pauses at once: by interrupt id
+    return answers  # several pauses at once, or per_call questions: by interrupt id
+
+
+def allowed_by(schema: Any) -> list[str]:
+    """The decisions a per_call question takes, read off the answer schema LangChain's
+    middleware gives its interrupt (a decision type, or a union of them, each with a literal
+    `type`); all of them when it says nothing readable."""
+    try:
+        shape = schema if isinstance(schema, dict) else TypeAdapter(schema).json_schema()
+    except Exception:  # no schema, or one pydantic cannot describe
+        return list(CHOICES)
+    named = set(_decision_types(shape))
+    return [choice for choice in CHOICES if choice in named] or list(CHOICES)
+
+
+def _decision_types(node: Any) -> Iterator[str]:
+    """Every literal a schema gives a `type` property, anywhere in it."""
+    if isinstance(node, dict):
+        kind = (node.get("properties") or {}).get("type") or {}
+        if isinstance(kind, dict):
+            yield from [kind["const"]] if "const" in kind else kind.get("enum") or []
+        for value in node.values():
+            yield from _decision_types(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _decision_types(value)
 
 
 def _allowed(request: dict[str, Any], configs: list[Any]) -> list[str]:

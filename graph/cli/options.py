@@ -10,6 +10,7 @@ import functools
 import inspect
 import json
 import re
+import shlex
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -152,6 +153,15 @@ class RunOptions:
         title = str(schema.get("title") or Path(self.schema).stem)
         schema["title"] = re.sub(r"[^A-Za-z0-9_-]+", "_", title).strip("_")[:64] or "answer"
         return schema
+
+    def repeated(self) -> str:
+        """The options typed for this run, as a command that goes on with its thread must
+        repeat them (` --tools x --checkpointer y`: the thread's tools and store are not
+        kept with it), shell-quoted; credentials in a URL are shown redacted."""
+        from graph.redaction import redact
+
+        typed = {k: v for k, v in asdict(self).items() if v is not None}
+        return "".join(f" {FLAGS[k]} {shlex.quote(redact(str(v)))}" for k, v in typed.items())
 
     def flags(self) -> dict[str, str]:
         """Which option gave each setting, so an error names the option that was typed."""

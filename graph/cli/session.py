@@ -181,11 +181,11 @@ def closing_line(thread_id: str, url: str, command: str | None = None) -> str:
     return f"thread {thread_id} · continue with --thread {thread_id}"
 
 
-def pause_notice(thread_id: str, url: str) -> str:
+def pause_notice(thread_id: str, url: str, options: str = "") -> str:
     """What a run paused for approval says: how to answer it, or that it cannot be."""
     if url == "memory":
         return "Paused for approval; the memory store ends with this command, so it cannot resume."
-    return f"Paused for approval. Continue with: {resume_command(thread_id)}"
+    return f"Paused for approval. Continue with: {resume_command(thread_id, options)}"
 
 
 def spent(values: dict[str, Any]) -> dict[str, int] | None:
@@ -206,6 +206,7 @@ def report(
     url: str,
     *,
     typed: bool = False,
+    options: str = "",
 ) -> None:
     """The end of a run: the JSON summary or a closing line, and the exit status. `typed`: the
     run asked for a typed result (`--schema`), whose key the summary then always has."""
@@ -227,7 +228,7 @@ def report(
             summary["structured_response"] = values.get("structured_response")
         sys.stdout.write(json_text(summary, indent=2) + "\n")
     elif paused:
-        say(pause_notice(thread_id, url))
+        say(pause_notice(thread_id, url, options))
     else:
         for step in steps_of(values):
             if step.get("rerun"):
@@ -247,7 +248,9 @@ def report(
     raise Stop("", EXIT.get(status, 1))
 
 
-def interrupted(thread_id: str, unsaved: Unsaved, url: str) -> tuple[str, str | None]:
+def interrupted(
+    thread_id: str, unsaved: Unsaved, url: str, options: str = ""
+) -> tuple[str, str | None]:
     """What Ctrl-C leaves, and the command that resumes it (None when nothing can be): the run
     saved, a question not saved yet (the model was still starting), or a memory store, which
     keeps nothing once we exit."""
@@ -258,12 +261,17 @@ def interrupted(thread_id: str, unsaved: Unsaved, url: str) -> tuple[str, str | 
             "Interrupted before the question was saved (the model was still starting): nothing "
             "of it was kept, so ask it again."
         ), None
-    resume = resume_command(thread_id)
+    resume = resume_command(thread_id, options)
     return f"Interrupted. The run is saved; continue it with: {resume}", resume
 
 
 def run_turns(
-    coro: Coroutine[Any, Any, T], thread_id: str, unsaved: Unsaved, url: str, as_json: bool = False
+    coro: Coroutine[Any, Any, T],
+    thread_id: str,
+    unsaved: Unsaved,
+    url: str,
+    as_json: bool = False,
+    options: str = "",
 ) -> T:
     """Run the agent; on Ctrl-C say how to resume (or that nothing was kept) and leave at once;
     with `as_json`, stdout gets it too, as an object (status `interrupted`, the resume command).
@@ -277,7 +285,7 @@ def run_turns(
         result = loop.run_until_complete(coro)
     except KeyboardInterrupt:
         sys.stderr.write("\n")
-        sentence, resume = interrupted(thread_id, unsaved, url)
+        sentence, resume = interrupted(thread_id, unsaved, url, options)
         say(sentence)
         if as_json:
             summary = {"thread_id": thread_id, "status": "interrupted", "saved": resume is not None}

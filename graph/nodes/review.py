@@ -10,10 +10,11 @@ neither.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
-from langgraph.config import get_config
+from langgraph.config import get_config, get_stream_writer
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import get_runtime
 
@@ -62,6 +63,7 @@ def make_review(b: Bindings) -> tuple[Any, Any]:
             return {**done, "messages": not_run(calls, unreadable(exc))}
         written = reviewed(step, waiting, update)
         answered = {x.tool_call_id for x in written if isinstance(x, ToolMessage)}
+        _said(x for x in written if isinstance(x, ToolMessage))
         final = next((x for x in written if isinstance(x, AIMessage)), step)
         thread = (get_config().get("configurable") or {}).get("thread_id")
         info = get_runtime().execution_info
@@ -82,6 +84,16 @@ def make_review(b: Bindings) -> tuple[Any, Any]:
         return review(state)
 
     return review, areview
+
+
+def _said(results: Iterable[ToolMessage]) -> None:
+    """The results a person's decision wrote in a call's place (rejected, or answered for
+    the tool), streamed as act streams a call's result: a live reader sees the call did not
+    run, where it would read an action followed by the answer."""
+    write = get_stream_writer()
+    for result in results:
+        write({"event": "observation", "tool": result.name, "text": m.shown(result),
+               "is_error": result.status == "error"})  # fmt: skip
 
 
 def _copy(step: AIMessage) -> AIMessage:

@@ -75,9 +75,10 @@ def program() -> str:
     return "uv run react-agent" if parent in ("uv", "uv.exe") else "react-agent"
 
 
-def resume_command(thread_id: str) -> str:
-    """`react-agent resume --thread T` as the user runs it (`program`), quoted for a shell."""
-    return f"{program()} resume --thread {shlex.quote(thread_id)}"
+def resume_command(thread_id: str, options: str = "") -> str:
+    """`react-agent resume --thread T` as the user runs it (`program`), quoted for a shell,
+    with the `options` the run was started with that the resume needs too."""
+    return f"{program()} resume --thread {shlex.quote(thread_id)}{options}"
 
 
 def as_sentences(text: str) -> str:

@@ -456,3 +456,66 @@ def test_chat_paused_for_approval_says_so(
     assert "Approval needed: calculator" in done.stderr
     assert done.returncode == 4
     assert "resume --thread cp" in done.stderr
+
+
+def test_per_call_approvals_are_answered_on_the_terminal(
+    openai_server: ScriptedOpenAIServer, env: dict[str, str]
+) -> None:
+    """In per_call mode each gated call is a question of its own (LangChain's
+    `tool_approval`): the terminal asks each, by name and exact input, and the answers run
+    (approve) or not (reject). The CLI once printed "a question react-agent cannot answer"
+    and a resume hint that led back to it."""
+    two = 'Thought: both.\nAction: calculator\nAction Input: {"expression": "1+1"}\n'
+    openai_server.add(Reply(content=two), Reply(content="Thought: ok.\nFinal Answer: two"))
+    per_call = {**env, "REACT_AGENT_APPROVAL_MODE": "per_call"}
+    paused = run_cli("ask", "1+1?", *GATED, "--thread", "pc", env=per_call, stdin="")
+    assert paused.returncode == 4 and "cannot answer" not in paused.stderr, paused.stderr
+    done = run_cli("resume", "--thread", "pc", "--json", env=per_call, stdin="a\n")
+    assert done.returncode == 0, done.stderr
+    assert 'Approval needed: calculator {"expression": "1+1"}' in done.stderr
+    result = json.loads(done.stdout)
+    assert result["answer"] == "two" and result["steps"][0]["observation"].strip() == "2"
+
+
+def test_a_dotenv_that_is_not_utf8_is_named_in_one_sentence(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / ".env").write_bytes(b"REACT_AGENT_MODEL=\xff\n")
+    done = run_cli("threads", env=env, cwd=folder)
+    assert done.returncode == 2 and no_traceback(done.stderr)
+    assert f"{folder / '.env'} is not UTF-8 text" in done.stderr, done.stderr
+
+
+def test_a_rejected_call_shows_its_result_in_the_live_output(
+    openai_server: ScriptedOpenAIServer, env: dict[str, str]
+) -> None:
+    """Without the Observation line the output read as if the tool ran and gave the answer."""
+    openai_server.add(Reply(content=CALC), Reply(content="Thought: fine.\nFinal Answer: skipped"))
+    done = run_cli("ask", "17*23?", *GATED, env=env, stdin="r\nnot today\n")
+    assert done.returncode == 0, done.stderr
+    lines = [x for x in done.stdout.splitlines() if not x.startswith("Thought:")]
+    assert lines[0].startswith("Action: calculator")
+    assert lines[1].startswith("Observation:") and "not today" in lines[1], done.stdout
+    assert "place? \n" in done.stderr  # a piped answer ends the prompt line: nothing glued on
+
+
+def test_the_resume_command_it_prints_repeats_the_options_the_run_needs(
+    openai_server: ScriptedOpenAIServer, env: dict[str, str], tmp_path: Path
+) -> None:
+    """A thread keeps neither its tools nor its store: the printed command must carry them,
+    or following it loses the decision (the tool unknown) or the thread (another store)."""
+    store = f"sqlite:///{tmp_path / 'elsewhere.sqlite'}"
+    openai_server.add(Reply(content=CALC), Reply(content=DONE))
+    paused = run_cli(
+        "ask", "17*23?", *GATED, "--tools", "calculator", "--checkpointer", store,
+        "--thread", "hint", env=env,
+    )  # fmt: skip
+    assert paused.returncode == 4, paused.stderr
+    printed = paused.stderr.split("Continue with: ", 1)[1].splitlines()[0]
+    assert "--tools calculator" in printed and f"--checkpointer {store}" in printed
+    command = printed.split()[printed.split().index("resume") :]
+    done = run_cli(*command, "--json", env=env, stdin="a\n")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["answer"] == "17 * 23 = 391"

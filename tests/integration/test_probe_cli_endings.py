@@ -559,17 +559,16 @@ def test_a_best_answer_at_the_step_limit_says_the_limit_was_reached(
 def test_ctrl_c_during_a_tool_then_the_thread_goes_on(benches: dict[str, Any], store: str) -> None:
     bench = bench_of(benches, f"ctrl_c_{store}")
     done = bench.runs["ending"]
-    sentence = (
-        f"Interrupted. The run is saved; continue it with: react-agent resume --thread "
-        f"{bench.thread}"
-    )
+    # the options the run was started with: a thread keeps neither its tools nor its store
+    resume = f"react-agent resume --thread {bench.thread} --protocol native --tools {TOOLS}"
+    sentence = f"Interrupted. The run is saved; continue it with: {resume}"
     assert done.returncode == 130 and done.stderr.strip() == sentence
     # --json: a script reading stdout gets one object there too
     assert json.loads(done.stdout) == {
         "thread_id": bench.thread,
         "status": "interrupted",
         "saved": True,
-        "resume": f"react-agent resume --thread {bench.thread}",
+        "resume": resume,
         "error": sentence,
     }
     assert bench.thread_status() == "unfinished"

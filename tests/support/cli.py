@@ -40,6 +40,7 @@ def run_cli(
     stdin: str | bytes | None = None,
     timeout: float = 60,
     command: list[str] | None = None,
+    cwd: Path | None = None,
 ) -> subprocess.CompletedProcess:
     """One run of the command (`command` replaces the `react-agent` script, e.g. with
     `[python, "-m", "graph.cli"]`). Output is text, decoded strictly as UTF-8 so a test sees
@@ -51,7 +52,7 @@ def run_cli(
         capture_output=True,
         timeout=timeout,
         check=False,
-        cwd=REPO,
+        cwd=cwd or REPO,
     )
     return subprocess.CompletedProcess(
         done.args, done.returncode, done.stdout.decode(), done.stderr.decode()

@@ -19,7 +19,8 @@ from graph.cli.output import json_lines, say, visible, visible_json
 def config(run: o.RunOptions) -> None:
     """Show the settings a run would use (never the API key), where each value comes from
     (option, environment, .env, embedded-model default, default) and where state is stored.
-    Takes the options a run takes, and refuses what a run refuses."""
+    Takes the options a run takes, and refuses the settings a run refuses; tool names, MCP
+    servers and approvals are checked when a run loads its tools (`react-agent tools`)."""
     import os
 
     before = frozenset(os.environ)  # run_command reads .env next: what it adds is its own
@@ -55,7 +56,8 @@ def _rows(ctx: Any, run: o.RunOptions, before: frozenset[str]) -> dict[str, tupl
             source = "embedded model" if name == "base_url" or source == "default" else source
         elif embedded and value is None and name in EMBEDDED_DEFAULTS:
             value, source = EMBEDDED_DEFAULTS[name], "embedded-model default"
-        rows[name] = ("(none)" if value in (None, []) else shown_value(value), source)
+        empty = "(the default tools)" if name == "tools" else "(none)"  # none named: all
+        rows[name] = (empty if value in (None, []) else shown_value(value), source)
     return rows
 
 

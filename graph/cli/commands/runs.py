@@ -82,8 +82,8 @@ def chat(thread: o.Thread = None, *, run: o.RunOptions) -> None:
 
         unsaved = Unsaved()  # this command's: each new line is unsaved until the graph takes it
         opened = open_thread(run, thread_id, False, conversation, ctx, unsaved=unsaved)
-        if run_turns(opened, thread_id, unsaved, url):
-            say(pause_notice(thread_id, url))
+        if run_turns(opened, thread_id, unsaved, url, options=run.repeated()):
+            say(pause_notice(thread_id, url, run.repeated()))
             raise o.Stop("", o.EXIT["paused"])
         say(closing_line(thread_id, url, "chat"))
 
@@ -184,8 +184,9 @@ def _run_thread(
             return await go(session, thread_id)
 
         opened = open_thread(run, thread_id, as_json, on_thread, ctx, unsaved=unsaved)
-        values, paused = run_turns(opened, thread_id, unsaved, url, as_json)
-        report(values, thread_id, paused, as_json, url, typed=run.schema is not None)
+        again = run.repeated()
+        values, paused = run_turns(opened, thread_id, unsaved, url, as_json, again)
+        report(values, thread_id, paused, as_json, url, typed=run.schema is not None, options=again)
 
     run_command(body)
 
