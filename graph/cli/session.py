@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import os
 import sys
-from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -37,7 +35,8 @@ class Unsaved:
     Until the graph takes a new question (after the model has started, which for the embedded
     one takes seconds) Ctrl-C loses it, and must say so rather than promise a resume. One per
     command invocation, made by the command and handed to `open_thread` (its `Session` sets and
-    clears it) and to `run_turns` (which reads it on Ctrl-C): no module-level state (DESIGN).
+    clears it) and to `run_turns` (`graph.cli.interrupts`, which reads it on Ctrl-C): no
+    module-level state (DESIGN).
     """
 
     question: bool = False
@@ -246,55 +245,3 @@ def report(
             )
         say(closing_line(thread_id, url))
     raise Stop("", EXIT.get(status, 1))
-
-
-def interrupted(
-    thread_id: str, unsaved: Unsaved, url: str, options: str = ""
-) -> tuple[str, str | None]:
-    """What Ctrl-C leaves, and the command that resumes it (None when nothing can be): the run
-    saved, a question not saved yet (the model was still starting), or a memory store, which
-    keeps nothing once we exit."""
-    if url == "memory":
-        return "Interrupted. The memory store ends with this command: nothing was kept.", None
-    if unsaved.question:
-        return (
-            "Interrupted before the question was saved (the model was still starting): nothing "
-            "of it was kept, so ask it again."
-        ), None
-    resume = resume_command(thread_id, options)
-    return f"Interrupted. The run is saved; continue it with: {resume}", resume
-
-
-def run_turns(
-    coro: Coroutine[Any, Any, T],
-    thread_id: str,
-    unsaved: Unsaved,
-    url: str,
-    as_json: bool = False,
-    options: str = "",
-) -> T:
-    """Run the agent; on Ctrl-C say how to resume (or that nothing was kept) and leave at once;
-    with `as_json`, stdout gets it too, as an object (status `interrupted`, the resume command).
-
-    Every finished step is already checkpointed (durability "sync"). A tool still running in a
-    worker thread cannot be cancelled, and waiting for it would make Ctrl-C hang, so the process
-    exits without waiting; that call runs again on resume (at least once, like a crash).
-    """
-    loop = asyncio.new_event_loop()
-    try:
-        result = loop.run_until_complete(coro)
-    except KeyboardInterrupt:
-        sys.stderr.write("\n")
-        sentence, resume = interrupted(thread_id, unsaved, url, options)
-        say(sentence)
-        if as_json:
-            summary = {"thread_id": thread_id, "status": "interrupted", "saved": resume is not None}
-            summary |= {"resume": resume, "error": sentence}
-            sys.stdout.write(json_text(summary, indent=2) + "\n")
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(130)
-    loop.run_until_complete(loop.shutdown_asyncgens())
-    loop.run_until_complete(loop.shutdown_default_executor())
-    loop.close()
-    return result

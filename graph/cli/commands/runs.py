@@ -50,7 +50,6 @@ def chat(thread: o.Thread = None, *, run: o.RunOptions) -> None:
             closing_line,
             open_thread,
             pause_notice,
-            run_turns,
         )
         from graph.redaction import redact
 
@@ -82,6 +81,8 @@ def chat(thread: o.Thread = None, *, run: o.RunOptions) -> None:
 
         unsaved = Unsaved()  # this command's: each new line is unsaved until the graph takes it
         opened = open_thread(run, thread_id, False, conversation, ctx, unsaved=unsaved)
+        from graph.cli.interrupts import run_turns
+
         if run_turns(opened, thread_id, unsaved, url, options=run.repeated()):
             say(pause_notice(thread_id, url, run.repeated()))
             raise o.Stop("", o.EXIT["paused"])
@@ -173,7 +174,8 @@ def _run_thread(
             from graph.cli.warmup import start_model
 
             start_model(run, ctx)
-        from graph.cli.session import Unsaved, check, open_thread, report, run_turns
+        from graph.cli.interrupts import run_turns
+        from graph.cli.session import Unsaved, check, open_thread, report
 
         thread_id = o.thread_id(thread) or (uuid.uuid4().hex[:12] if new else "")
         url = check(run, ctx)
