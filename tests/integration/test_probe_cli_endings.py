@@ -44,7 +44,7 @@ described, by id or, for a question written without one, by its text
 (`graph/persistence/timeline.py`); trace says `unfinished` where the run's last checkpoint has
 work left, as threads does (`graph/tracing/waterfall.py`); `--json` of a `--schema` run always
 has `structured_response` (`graph/cli/session.py`); `--json` printed nothing on Ctrl-C and now
-prints the thread, `"status": "interrupted"` and the resume command (`graph/cli/session.py`).
+prints the thread, `"status": "interrupted"` and the resume command (`graph/cli/interrupts.py`).
 
 What held: the documented exit status for every ending (0, 1, 3, 4, 130); one `error:` sentence
 on stderr for an error and none otherwise; under `--json` one document with the same six keys
