@@ -84,6 +84,16 @@ def from_middleware(message: HumanMessage) -> HumanMessage:
     )
 
 
+def observation_event(result: ToolMessage) -> dict[str, Any]:
+    """A call's result as the `custom` stream tells it (the command line prints it live)."""
+    return {
+        "event": "observation",
+        "tool": result.name,
+        "text": shown(result),
+        "is_error": result.status == "error",
+    }
+
+
 def observation(
     call: dict[str, Any], text: str, *, is_error: bool, duration_ms: float = 0.0
 ) -> ToolMessage:

@@ -37,12 +37,19 @@ def starts_turn(state: AgentState) -> bool:
 def unanswered(state: AgentState) -> list[str]:
     """The ids of the last step's calls that have no result at all: at a new turn, the ones
     the call ledger is asked about (`Ledger.started`: a call cut short mid-flight)."""
-    messages = state.get("messages") or []
-    step = next((x for x in reversed(messages) if isinstance(x, AIMessage)), None)
-    if step is None or not step.tool_calls or not starts_turn(state):
-        return []
-    answered = {x.tool_call_id for x in messages if isinstance(x, ToolMessage)}
-    return [c["id"] for c in step.tool_calls if c["id"] not in answered]
+    return without_results(state.get("messages") or []) if starts_turn(state) else []
+
+
+def without_results(messages: list[BaseMessage]) -> list[str]:
+    """The ids of the last step's calls with no result after it, read from the end back to
+    the step (a call's result follows its step)."""
+    results: set[str] = set()
+    for message in reversed(messages):
+        if isinstance(message, ToolMessage):
+            results.add(message.tool_call_id)
+        elif isinstance(message, AIMessage):
+            return [c["id"] for c in message.tool_calls if c["id"] not in results]
+    return []
 
 
 def new_turn(state: AgentState, started: Collection[str] = ()) -> dict[str, Any] | None:
@@ -90,15 +97,7 @@ def sent_back(state: AgentState) -> dict[str, Any] | None:
     of its own), or None. Chat APIs refuse a call with no result, so the model is told they
     did not run instead (`create_agent` sends them unanswered)."""
     messages = state.get("messages") or []
-    results: set[str] = set()
-    for message in reversed(messages):
-        if isinstance(message, ToolMessage):
-            results.add(message.tool_call_id)
-        elif isinstance(message, AIMessage):
-            if all(c["id"] in results for c in message.tool_calls):
-                return None
-            break
-    else:
+    if not without_results(messages):
         return None
     run = state.get("run") or {}
     decided = [*(run.get("asking") or ()), *(state.get("approvals") or {})]

@@ -216,12 +216,7 @@ def _observed(
             continue  # a call act left alone: no result is written for it
         if isinstance(message, ToolMessage):
             message = _ours(message, payload, ctx, seconds)
-            event = {
-                "event": "observation",
-                "tool": message.name,
-                "text": m.shown(message),
-                "is_error": message.status == "error",
-            }
+            event = m.observation_event(message)
             rerun = message.response_metadata.get(m.RERUN)
             get_stream_writer()({**event, "rerun": rerun} if rerun else event)
         out.append(message)

@@ -92,8 +92,7 @@ def _said(results: Iterable[ToolMessage]) -> None:
     run, where it would read an action followed by the answer."""
     write = get_stream_writer()
     for result in results:
-        write({"event": "observation", "tool": result.name, "text": m.shown(result),
-               "is_error": result.status == "error"})  # fmt: skip
+        write(m.observation_event(result))
 
 
 def _copy(step: AIMessage) -> AIMessage:
