@@ -10,7 +10,7 @@ import asyncio
 import gc
 import sys
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from langgraph.types import Command
 
@@ -24,8 +24,6 @@ from graph.persistence.locks import thread_lock
 from graph.persistence.savers import open_async_saver
 from graph.persistence.stores import open_async_store
 from graph.settings import AgentContext
-
-T = TypeVar("T")
 
 
 @dataclass

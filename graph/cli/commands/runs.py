@@ -83,8 +83,9 @@ def chat(thread: o.Thread = None, *, run: o.RunOptions) -> None:
         opened = open_thread(run, thread_id, False, conversation, ctx, unsaved=unsaved)
         from graph.cli.interrupts import run_turns
 
-        if run_turns(opened, thread_id, unsaved, url, options=run.repeated()):
-            say(pause_notice(thread_id, url, run.repeated()))
+        again = run.repeated()
+        if run_turns(opened, thread_id, unsaved, url, options=again):
+            say(pause_notice(thread_id, url, again))
             raise o.Stop("", o.EXIT["paused"])
         say(closing_line(thread_id, url, "chat"))
 
